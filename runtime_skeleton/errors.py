@@ -1,0 +1,38 @@
+"""User-facing errors: every one carries a source location and prints as
+``file:line:col: message`` (the format compilers use, so editors can jump to it)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+class ActgenError(Exception):
+    """An error in something the user wrote (or a kernel the target cannot run).
+
+    CLIs catch it, print ``str(err)`` and exit with status 2; nothing else should
+    reach the user as a traceback."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None):
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+
+    def __str__(self) -> str:
+        return f"{self.loc}: {self.message}" if self.loc else self.message
+
+
+class HloError(ActgenError):
+    """Malformed or ill-typed HLO text, or an HLO op actgen does not support."""
+
+
+class EvalError(ActgenError):
+    """The reference interpreter cannot evaluate a graph (bad inputs, unsupported op)."""

@@ -1,0 +1,113 @@
+"""IR graphs: a module of computations, each a list of named instructions in
+definition order (operands are referenced by name, as in HLO text).
+
+Equality ignores source locations and instruction names are part of identity,
+so ``parse(print(m)) == m`` is the round-trip property.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ..errors import SourceLoc
+from .types import TensorType, Type
+
+
+def _freeze(attrs: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(sorted((attrs or {}).items())))
+
+
+@dataclass(frozen=True)
+class Instruction:
+    name: str
+    opcode: str
+    type: Type
+    operands: tuple[str, ...] = ()
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    loc: SourceLoc | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "operands", tuple(self.operands))
+        object.__setattr__(self, "attrs", _freeze(self.attrs))
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.opcode, self.type, self.operands, tuple(self.attrs.items())))
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        return self.attrs.get(key, default)
+
+    @property
+    def tensor_type(self) -> TensorType:
+        assert isinstance(self.type, TensorType), f"{self.name} has tuple type {self.type}"
+        return self.type
+
+
+@dataclass
+class Computation:
+    name: str
+    instructions: list[Instruction]
+    root: str
+    loc: SourceLoc | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_name = {i.name: i for i in self.instructions}
+
+    def __getitem__(self, name: str) -> Instruction:
+        return self._by_name[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._by_name
+
+    def __iter__(self) -> Iterator[Instruction]:
+        return iter(self.instructions)
+
+    @property
+    def root_instruction(self) -> Instruction:
+        return self._by_name[self.root]
+
+    @property
+    def parameters(self) -> list[Instruction]:
+        """Parameter instructions ordered by parameter number."""
+        ps = [i for i in self.instructions if i.opcode == "parameter"]
+        return sorted(ps, key=lambda i: i.attrs["parameter_number"])
+
+    def users(self, name: str) -> list[Instruction]:
+        return [i for i in self.instructions if name in i.operands]
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Computation)
+            and self.name == other.name
+            and self.root == other.root
+            and self.instructions == other.instructions
+        )
+
+
+@dataclass
+class Module:
+    name: str
+    computations: dict[str, Computation]  # in text order; the entry is one of them
+    entry: str
+    loc: SourceLoc | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def entry_computation(self) -> Computation:
+        return self.computations[self.entry]
+
+    @property
+    def parameter_types(self) -> list[Type]:
+        return [p.type for p in self.entry_computation.parameters]
+
+    @property
+    def result_type(self) -> Type:
+        return self.entry_computation.root_instruction.type
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Module)
+            and self.name == other.name
+            and self.entry == other.entry
+            and list(self.computations.items()) == list(other.computations.items())
+        )
