@@ -1,0 +1,1 @@
+"""actgen: IsaSpec -> jinja2 templates -> a generated backend package."""

@@ -1,0 +1,270 @@
+"""Check an IsaSpec and complete it (attribute ranges, in-place aliases).
+
+What is proved, per instruction (z3 over the symbolic attributes):
+- every name is declared: buffers, attributes (slices, constraints, latency,
+  semantics shapes), and every declared attribute is used;
+- the constraints e(α, β) together with "every slice lies inside its buffer"
+  are satisfiable, and bound every attribute (the bounds become its range);
+- for every α allowed by those constraints, the semantics' parameter types equal
+  the declared input slices and its ROOT type equals the output slice;
+- the semantics are well-typed HLO using only supported ops (checked by the HLO
+  front end at several concrete α: the range corners and more models).
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+
+import z3
+
+from runtime_skeleton.errors import ActgenError, SourceLoc
+from runtime_skeleton.hlo import parse_module
+from runtime_skeleton.ir.types import TensorType
+
+from . import expr as E
+from .errors import IsaError
+from .model import Attribute, Buffer, Instruction, IsaSpec, Slice
+
+SAMPLES = 6  # concrete α instantiations whose semantics are fully type-checked
+
+
+def check(spec: IsaSpec) -> IsaSpec:
+    """Return the spec with attribute ranges and aliases filled in, or raise IsaError."""
+    bufs = spec.all_buffers
+    engines = set(spec.engines)
+    for p in spec.peaks:
+        if p.engine not in engines:
+            raise IsaError(f"peak names engine '{p.engine}', which no instruction uses", SourceLoc(spec.source, 1, 1))
+    for bw in spec.bandwidths:
+        for b in (bw.src, bw.dst):
+            if b not in bufs:
+                raise IsaError(f"bandwidth names unknown buffer '{b}'", SourceLoc(spec.source, 1, 1))
+    instructions = {name: _check_instruction(spec, ins, bufs) for name, ins in spec.instructions.items()}
+    return dataclasses.replace(spec, instructions=instructions)
+
+
+def _slice_type(sl: Slice, buf: Buffer, lengths: list) -> tuple:
+    return (buf.dtype, tuple(lengths) + buf.unit_shape)
+
+
+def _check_instruction(spec: IsaSpec, ins: Instruction, bufs: dict[str, Buffer]) -> Instruction:
+    declared = {a.name: a for a in ins.attrs}
+    slices = ins.inputs + (ins.output,)
+    seen_vars: dict[str, Slice] = {}
+    for sl in slices:
+        if sl.buffer not in bufs:
+            raise IsaError(f"unknown buffer '{sl.buffer}' (declared: {', '.join(bufs)})", sl.loc)
+        buf = bufs[sl.buffer]
+        if len(sl.starts) != len(buf.access_shape):
+            raise IsaError(
+                f"buffer '{buf.name}' has {len(buf.access_shape)} access dimension(s) but the slice gives "
+                f"{len(sl.starts)} range(s)", sl.loc)
+        if sl.var in seen_vars and sl is not ins.output:
+            raise IsaError(f"slice name '{sl.var}' used twice in '{ins.name}'", sl.loc)
+        seen_vars[sl.var] = sl
+        for e in sl.starts + sl.lengths:
+            _check_names(e, declared, ins)
+    for e in ins.constraints:
+        _check_names(e, declared, ins)
+    _check_names(ins.latency, declared, ins)
+    for v in ins.latency.free_vars():
+        if declared[v].kind != "comp":
+            raise IsaError(f"latency may only use computational attributes; '{v}' is an addressing attribute",
+                           ins.latency.loc or ins.loc)
+
+    sem_names = _semantics_names(ins)
+    used = set().union(*(e.free_vars() for sl in slices for e in sl.starts + sl.lengths)) | sem_names
+    for a in ins.attrs:
+        if a.name not in used:
+            raise IsaError(f"attribute '{a.name}' of '{ins.name}' is declared but never used", a.loc)
+    for n in sem_names:
+        if n in declared and declared[n].kind == "addr":
+            raise IsaError(f"semantics may only use computational attributes (α); '{n}' is an addressing "
+                           f"attribute of '{ins.name}'", _word_loc(ins, n))
+
+    zv = {name: z3.Int(name) for name in declared}
+    base = _domain(ins, bufs, zv)
+    ranges = _ranges(ins, base, zv)
+    comp_names = [a.name for a in ins.comp_attrs]
+
+    # Semantics, symbolically: parameters and ROOT against the declared slices.
+    symbols = {**spec.constants, **{n: zv[n] for n in comp_names}}
+    module = _parse_semantics(ins, symbols, infer_types=False)
+    entry = module.entry_computation
+    params = entry.parameters
+    if len(params) != len(ins.inputs):
+        raise IsaError(f"semantics of '{ins.name}' has {len(params)} parameter(s) but the instruction declares "
+                       f"{len(ins.inputs)} input slice(s)", ins.semantics.loc)
+    pairs = [(p, sl, "parameter") for p, sl in zip(params, ins.inputs)]
+    pairs.append((entry.root_instruction, ins.output, "ROOT"))
+    for hlo_ins, sl, role in pairs:
+        if hlo_ins.name != sl.var:
+            raise IsaError(f"{role} '{hlo_ins.name}' of the semantics should be named '{sl.var}' like the slice it "
+                           f"reads or writes (declared at {sl.loc})", hlo_ins.loc or ins.semantics.loc)
+        _prove_slice_type(ins, hlo_ins, sl, bufs[sl.buffer], base, zv)
+
+    # Semantics, concretely: full HLO type checking at several α.
+    for alpha in _samples(base, [zv[n] for n in comp_names], comp_names):
+        _parse_semantics(ins, {**spec.constants, **alpha}, infer_types=True)
+
+    attrs = lambda group: tuple(dataclasses.replace(a, lo=ranges[a.name][0], hi=ranges[a.name][1]) for a in group)
+    return dataclasses.replace(ins, comp_attrs=attrs(ins.comp_attrs), addr_attrs=attrs(ins.addr_attrs),
+                               alias=_alias(ins, base, zv))
+
+
+def _check_names(e: E.Expr, declared: dict[str, Attribute], ins: Instruction) -> None:
+    for sub in _walk(e):
+        if isinstance(sub, E.Var) and sub.name not in declared:
+            raise IsaError(f"'{sub.name}' is not an attribute of '{ins.name}' nor a constant "
+                           f"(attributes: {', '.join(declared) or 'none'})", sub.loc or e.loc or ins.loc)
+
+
+def _walk(e: E.Expr):
+    yield e
+    for c in e.children():
+        yield from _walk(c)
+
+
+def _domain(ins: Instruction, bufs: dict[str, Buffer], zv: dict[str, z3.ArithRef]) -> list:
+    """e(α, β) plus: every slice is non-empty and inside its buffer."""
+    facts = [E.to_z3(c, zv) for c in ins.constraints]
+    for sl in ins.inputs + (ins.output,):
+        for s, n, dim in zip(sl.starts, sl.lengths, bufs[sl.buffer].access_shape):
+            zs, zn = E.to_z3(s, zv), E.to_z3(n, zv)
+            facts += [zs >= 0, zn >= 1, zs + zn <= dim]
+    return facts
+
+
+def _ranges(ins: Instruction, base: list, zv: dict[str, z3.ArithRef]) -> dict[str, tuple[int, int]]:
+    s = z3.Solver()
+    tracked = {}
+    for i, c in enumerate(ins.constraints):
+        p = z3.Bool(f"__c{i}")
+        tracked[p.get_id()] = c
+        s.assert_and_track(E.to_z3(c, zv), p)
+    s.add(base[len(ins.constraints):])
+    if s.check() == z3.unsat:
+        core = [tracked[p.get_id()] for p in s.unsat_core() if p.get_id() in tracked]
+        loc = core[0].loc if core else ins.loc
+        shown = " and ".join(str(c) for c in core) or "the slice bounds"
+        raise IsaError(f"constraints of '{ins.name}' are unsatisfiable ({shown}, with every slice inside its buffer)",
+                       loc)
+    out = {}
+    for name, v in zv.items():
+        bounds = []
+        for sense in ("min", "max"):
+            opt = z3.Optimize()
+            opt.add(base)
+            h = opt.minimize(v) if sense == "min" else opt.maximize(v)
+            opt.check()
+            val = opt.lower(h) if sense == "min" else opt.upper(h)
+            if not z3.is_int_value(val):
+                attr = next(a for a in ins.attrs if a.name == name)
+                side = "lower" if sense == "min" else "upper"
+                raise IsaError(f"attribute '{name}' of '{ins.name}' has no {side} bound; add a 'where' constraint",
+                               attr.loc)
+            bounds.append(val.as_long())
+        out[name] = (bounds[0], bounds[1])
+    return out
+
+
+def _semantics_names(ins: Instruction) -> set[str]:
+    """Attribute names that occur as words in the semantics text."""
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", ins.semantics.text))
+    return {a.name for a in ins.attrs if a.name in words}
+
+
+def _word_loc(ins: Instruction, word: str) -> SourceLoc:
+    """Location in the .isa file of the first occurrence of ``word`` in the semantics."""
+    text, loc = ins.semantics.text, ins.semantics.loc
+    m = re.search(rf"\b{re.escape(word)}\b", text)
+    before = text[: m.start()] if m else ""
+    line = loc.line + before.count("\n")
+    col = (loc.col + len(before)) if "\n" not in before else len(before) - before.rfind("\n")
+    return SourceLoc(loc.file, line, col)
+
+
+def _parse_semantics(ins: Instruction, symbols: dict, *, infer_types: bool):
+    loc = ins.semantics.loc
+    try:
+        return parse_module(ins.semantics.text, loc.file, symbols=symbols, start_line=loc.line,
+                            start_col=loc.col, infer_types=infer_types, default_name=ins.name)
+    except ActgenError as err:
+        if infer_types:
+            concrete = ", ".join(f"{k}={v}" for k, v in symbols.items() if k in ins.attr_names)
+            if concrete:
+                raise IsaError(f"{err.message} (with {concrete})", err.loc) from None
+        raise IsaError(err.message, err.loc) from None
+
+
+def _prove_slice_type(ins: Instruction, hlo_ins, sl: Slice, buf: Buffer, base: list, zv) -> None:
+    t = hlo_ins.type
+    where = hlo_ins.loc or ins.semantics.loc
+    if not isinstance(t, TensorType):
+        raise IsaError(f"'{sl.var}' must be a tensor, not a tuple", where)
+    want_dims = [E.to_z3(n, zv) for n in sl.lengths] + [z3.IntVal(d) for d in buf.unit_shape]
+    desc = f"slice {sl.buffer}[{', '.join(f'{s} : {n}' for s, n in zip(sl.starts, sl.lengths))}]"
+    if t.dtype != buf.dtype:
+        raise IsaError(f"'{sl.var}' is {t.dtype.name} in the semantics but {desc} holds {buf.dtype.name}", where)
+    if len(t.shape) != len(want_dims):
+        raise IsaError(f"'{sl.var}' has rank {len(t.shape)} in the semantics but {desc} has rank {len(want_dims)} "
+                       f"({len(sl.lengths)} access + {len(buf.unit_shape)} unit dimension(s))", where)
+    s = z3.Solver()
+    s.add(base)
+    s.add(z3.Or([_z(a) != b for a, b in zip(t.shape, want_dims)]))
+    if s.check() == z3.sat:
+        m = s.model()
+        ev = lambda x: m.eval(_z(x), model_completion=True).as_long()
+        alpha = ", ".join(f"{a.name}={ev(zv[a.name])}" for a in ins.comp_attrs)
+        got = f"{t.dtype.name}[{','.join(str(ev(d)) for d in t.shape)}]"
+        want = f"{buf.dtype.name}[{','.join(str(ev(d)) for d in want_dims)}]"
+        raise IsaError(f"'{sl.var}' is {got} in the semantics but {desc} is {want}"
+                       + (f" when {alpha}" if alpha else ""), where)
+
+
+def _z(x):
+    return z3.IntVal(x) if isinstance(x, int) else x
+
+
+def _samples(base: list, vars_: list, names: list[str]) -> list[dict[str, int]]:
+    """Concrete α values satisfying the constraints: each corner of the range that
+    is feasible, then further distinct models."""
+    if not vars_:
+        return [{}]
+    out: list[dict[str, int]] = []
+    for senses in itertools.islice(itertools.product(("min", "max"), repeat=len(vars_)), SAMPLES):
+        opt = z3.Optimize()
+        opt.add(base)
+        for v, sense in zip(vars_, senses):
+            opt.minimize(v) if sense == "min" else opt.maximize(v)
+        if opt.check() == z3.sat:
+            m = opt.model()
+            alpha = {n: m.eval(v, model_completion=True).as_long() for n, v in zip(names, vars_)}
+            if alpha not in out:
+                out.append(alpha)
+    s = z3.Solver()
+    s.add(base)
+    for a in out:
+        s.add(z3.Or([v != a[n] for n, v in zip(names, vars_)]))
+    while len(out) < SAMPLES and s.check() == z3.sat:
+        m = s.model()
+        alpha = {n: m.eval(v, model_completion=True).as_long() for n, v in zip(names, vars_)}
+        out.append(alpha)
+        s.add(z3.Or([v != alpha[n] for n, v in zip(names, vars_)]))
+    return out
+
+
+def _alias(ins: Instruction, base: list, zv) -> int | None:
+    """The input whose slice the output provably always equals (read-modify-write)."""
+    for i, sl in enumerate(ins.inputs):
+        if sl.buffer != ins.output.buffer:
+            continue
+        s = z3.Solver()
+        s.add(base)
+        same = [E.to_z3(a, zv) == E.to_z3(b, zv) for a, b in
+                zip(sl.starts + sl.lengths, ins.output.starts + ins.output.lengths)]
+        s.add(z3.Not(z3.And(same)))
+        if s.check() == z3.unsat:
+            return i
+    return None

@@ -1,0 +1,311 @@
+"""Parse a .isa file into an (unchecked) IsaSpec: Lark grammar -> model.
+
+``include "other.isa"`` is resolved relative to the including file; ``const``
+names are substituted into every expression and are visible in semantics.
+Attribute ranges are left empty here; ``checker.check`` derives them.
+"""
+from __future__ import annotations
+
+import pathlib
+import re
+from dataclasses import dataclass, field
+from functools import cache
+
+import lark
+from lark import Token, Tree
+
+from runtime_skeleton.errors import SourceLoc
+from runtime_skeleton.ir.dtypes import dtype as lookup_dtype
+
+from . import expr as E
+from .errors import IsaError
+from .model import Attribute, Bandwidth, Buffer, Instruction, IsaSpec, Peak, Semantics, Slice
+
+_UNITS = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "KB": 10**3, "MB": 10**6, "GB": 10**9}
+_FREQ = {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
+_KEYWORD_HINT = {
+    "NAME": "a name", "INT": "an integer", "NUMBER": "a number", "DTYPE": "an element type",
+    "HLO_BLOCK": "'{' with HLO semantics", "STRING": "a quoted path", "UNIT": "a size unit",
+    "FREQ": "a frequency unit (GHz, MHz)", "COMPOP": "a comparison", "ADDOP": "'+' or '-'",
+    "MULOP": "'*', '/' or '%'",
+}
+
+
+@cache
+def _lark() -> lark.Lark:
+    grammar = (pathlib.Path(__file__).parent / "isa.lark").read_text()
+    return lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+def parse_file(path: str | pathlib.Path) -> IsaSpec:
+    path = pathlib.Path(path)
+    return parse_text(path.read_text(), str(path))
+
+
+def parse_text(text: str, filename: str = "<string>") -> IsaSpec:
+    b = _Builder()
+    b.load(text, filename, including=())
+    return b.finish(filename)
+
+
+def _describe_terminal(name: str) -> str:
+    if name in _KEYWORD_HINT:
+        return _KEYWORD_HINT[name]
+    try:
+        pattern = _lark().get_terminal(name).pattern
+    except KeyError:
+        return name.lower()
+    return f"'{pattern.value}'" if pattern.type == "str" else name.lower()
+
+
+def _syntax_error(err: lark.exceptions.LarkError, filename: str) -> IsaError:
+    if isinstance(err, lark.UnexpectedToken):
+        tok = err.token
+        if tok.type == "$END":
+            return IsaError("unexpected end of file", SourceLoc(filename, err.line if err.line > 0 else 1, max(err.column, 1)))
+        expected = sorted({_describe_terminal(e) for e in err.expected}, key=lambda d: (d[1:2].isalpha(), d))
+        hint = f"; expected {', '.join(expected[:8])}" + (" ..." if len(expected) > 8 else "") if expected else ""
+        return IsaError(f"unexpected '{tok}'{hint}", SourceLoc(filename, tok.line, tok.column))
+    if isinstance(err, lark.UnexpectedCharacters):
+        ch = err.char
+        msg = "unbalanced '{' in semantics block" if ch == "{" else f"unexpected character '{ch}'"
+        return IsaError(msg, SourceLoc(filename, err.line, err.column))
+    if isinstance(err, lark.UnexpectedEOF):
+        return IsaError("unexpected end of file", SourceLoc(filename, 1, 1))
+    return IsaError(str(err), SourceLoc(filename, 1, 1))
+
+
+@dataclass
+class _Builder:
+    target: str | None = None
+    target_loc: SourceLoc | None = None
+    constants: dict[str, int] = field(default_factory=dict)
+    hbm: Buffer | None = None
+    buffers: dict[str, Buffer] = field(default_factory=dict)
+    instructions: dict[str, Instruction] = field(default_factory=dict)
+    clock_hz: float | None = None
+    peaks: list[Peak] = field(default_factory=list)
+    bandwidths: list[Bandwidth] = field(default_factory=list)
+    filename: str = "<string>"
+
+    def load(self, text: str, filename: str, including: tuple[str, ...]) -> None:
+        try:
+            tree = _lark().parse(text)
+        except lark.exceptions.LarkError as err:
+            raise _syntax_error(err, filename) from None
+        saved, self.filename = self.filename, filename
+        for item in tree.children:
+            getattr(self, "_" + item.data)(item, including)
+        self.filename = saved
+
+    def finish(self, filename: str) -> IsaSpec:
+        if self.target is None:
+            raise IsaError("missing 'target NAME' declaration", SourceLoc(filename, 1, 1))
+        if self.hbm is None:
+            raise IsaError("missing 'hbm d0 : SIZE' declaration", SourceLoc(filename, 1, 1))
+        return IsaSpec(
+            name=self.target, source=filename, constants=dict(self.constants), hbm=self.hbm,
+            buffers=dict(self.buffers), instructions=dict(self.instructions), clock_hz=self.clock_hz,
+            peaks=tuple(self.peaks), bandwidths=tuple(self.bandwidths),
+        )
+
+    # -- helpers ---------------------------------------------------------------
+    def loc(self, node: Tree | Token) -> SourceLoc:
+        if isinstance(node, Token):
+            return SourceLoc(self.filename, node.line, node.column)
+        return SourceLoc(self.filename, node.meta.line, node.meta.column)
+
+    def error(self, node: Tree | Token, msg: str) -> IsaError:
+        return IsaError(msg, self.loc(node))
+
+    def const_int(self, node: Tree, what: str) -> int:
+        e = self.expr(node)
+        free = e.free_vars()
+        if free:
+            raise self.error(node, f"{what} must be a constant expression; '{sorted(free)[0]}' is not a constant")
+        v = E.evaluate(e, {})
+        if isinstance(v, bool):
+            raise self.error(node, f"{what} must be an integer, not a boolean")
+        return v
+
+    def expr(self, node: Tree | Token) -> E.Expr:
+        """Build an expression, substituting constants."""
+        loc = self.loc(node)
+        if isinstance(node, Token):  # a bare token can only come from rules inlined by '?'
+            raise self.error(node, f"unexpected '{node}'")
+        kind = node.data
+        ch = node.children
+        if kind == "int_":
+            return E.Const(int(ch[0], 0), loc=loc)
+        if kind == "true_":
+            return E.Const(True, loc=loc)
+        if kind == "false_":
+            return E.Const(False, loc=loc)
+        if kind == "var":
+            name = str(ch[0])
+            if name in self.constants:
+                return E.Const(self.constants[name], loc=loc)
+            return E.Var(name, loc=loc)
+        if kind == "neg":
+            return E.UnOp("-", self.expr(ch[0]), loc=loc)
+        if kind == "not_":
+            return E.UnOp("not", self.expr(ch[0]), loc=loc)
+        if kind == "call":
+            fn = str(ch[0])
+            if fn not in E.BUILTINS:
+                raise self.error(ch[0], f"unknown function '{fn}' (available: {', '.join(E.BUILTINS)})")
+            return E.Call(fn, tuple(self.expr(a) for a in ch[1:]), loc=loc)
+        if kind == "power":
+            base, exp = self.expr(ch[0]), self.expr(ch[1])
+            if exp.free_vars() or base.free_vars():
+                raise self.error(node, "'**' needs constant operands")
+            return E.Const(E.evaluate(base, {}) ** E.evaluate(exp, {}), loc=loc)
+        if kind in ("or_expr", "and_expr"):
+            op = "or" if kind == "or_expr" else "and"
+            out = self.expr(ch[0])
+            for c in ch[1:]:
+                out = E.BinOp(op, out, self.expr(c), loc=loc)
+            return out
+        if kind in ("sum", "product"):
+            out = self.expr(ch[0])
+            for op, c in zip(ch[1::2], ch[2::2]):
+                out = E.BinOp(str(op), out, self.expr(c), loc=self.loc(op))
+            return out
+        if kind == "comparison":  # a <= b < c  ==  a <= b and b < c
+            terms = [self.expr(c) for c in ch[0::2]]
+            parts = [E.BinOp(str(op), a, b, loc=a.loc) for op, a, b in zip(ch[1::2], terms, terms[1:])]
+            out = parts[0]
+            for p in parts[1:]:
+                out = E.BinOp("and", out, p, loc=loc)
+            return out
+        raise self.error(node, f"unexpected expression form '{kind}'")  # grammar and builder disagree
+
+    def check_new_name(self, tok: Token, what: str) -> str:
+        name = str(tok)
+        taken = {**{b: "buffer" for b in self.buffers}, **({self.hbm.name: "buffer"} if self.hbm else {}),
+                 **{c: "constant" for c in self.constants}, **{i: "instruction" for i in self.instructions}}
+        if name in taken:
+            kind = taken[name]
+            raise self.error(tok, f"{what} '{name}' is already declared as {'an' if kind[0] in 'aeiou' else 'a'} {kind}")
+        return name
+
+    # -- items -------------------------------------------------------------------
+    def _target(self, t: Tree, _inc: tuple[str, ...]) -> None:
+        if self.target is not None:
+            raise self.error(t, f"target already declared as '{self.target}' at {self.target_loc}")
+        self.target, self.target_loc = str(t.children[0]), self.loc(t)
+
+    def _include(self, t: Tree, including: tuple[str, ...]) -> None:
+        rel = str(t.children[0])[1:-1]
+        path = pathlib.Path(self.filename).parent / rel
+        key = str(path.resolve())
+        if key in including:
+            raise self.error(t, f"include cycle through '{rel}'")
+        if not path.is_file():
+            raise self.error(t, f"cannot include '{rel}': no such file {path}")
+        self.load(path.read_text(), str(path), including + (key,))
+
+    def _const_decl(self, t: Tree, _inc: tuple[str, ...]) -> None:
+        name = self.check_new_name(t.children[0], "constant")
+        self.constants[name] = self.const_int(t.children[1], f"constant '{name}'")
+
+    def _hbm(self, t: Tree, _inc: tuple[str, ...]) -> None:
+        if self.hbm is not None:
+            raise self.error(t, f"hbm already declared as '{self.hbm.name}'")
+        name = self.check_new_name(t.children[0], "buffer")
+        size_node = t.children[1]
+        size = int(size_node.children[0], 0) * _UNITS[str(size_node.children[1]) if size_node.children[1] else None]
+        if size <= 0:
+            raise self.error(size_node, "hbm size must be positive")
+        self.hbm = Buffer(name, lookup_dtype("u8"), (size,), (), is_hbm=True, loc=self.loc(t))
+
+    def _buffer(self, t: Tree, _inc: tuple[str, ...]) -> None:
+        name_tok, dt_tok, *rest = t.children
+        name = self.check_new_name(name_tok, "buffer")
+        access = rest[-1]
+        unit_nodes = [c for c in rest[:-1] if c is not None]
+        unit = tuple(self.const_int(c, "buffer unit dimension") for c in unit_nodes)
+        acc = tuple(self.const_int(c, "buffer access dimension") for c in access.children)
+        for node, v in zip(unit_nodes + list(access.children), unit + acc):
+            if v <= 0:
+                raise self.error(node, f"buffer dimension must be positive, got {v}")
+        self.buffers[name] = Buffer(name, lookup_dtype(str(dt_tok)), acc, unit, loc=self.loc(t))
+
+    def _clock(self, t: Tree, _inc: tuple[str, ...]) -> None:
+        self.clock_hz = float(t.children[0]) * _FREQ[str(t.children[1])]
+
+    def _peak(self, t: Tree, _inc: tuple[str, ...]) -> None:
+        eng, dt, num = t.children
+        self.peaks.append(Peak(str(eng), lookup_dtype(str(dt)), float(num)))
+
+    def _bandwidth(self, t: Tree, _inc: tuple[str, ...]) -> None:
+        src, dst, num = t.children
+        self.bandwidths.append(Bandwidth(str(src), str(dst), float(num)))
+
+    def _instruction(self, t: Tree, _inc: tuple[str, ...]) -> None:
+        name_tok, comp_names, addr_names, *clauses = t.children
+        name = self.check_new_name(name_tok, "instruction")
+        attrs: dict[str, Attribute] = {}
+        for kind, names in (("comp", comp_names), ("addr", addr_names)):
+            for tok in names.children if names is not None else ():
+                if str(tok) in attrs:
+                    raise self.error(tok, f"attribute '{tok}' declared twice in '{name}'")
+                if str(tok) in self.constants:
+                    raise self.error(tok, f"attribute '{tok}' shadows the constant of the same name")
+                attrs[str(tok)] = Attribute(str(tok), kind, loc=self.loc(tok))
+        inputs: list[Slice] = []
+        output: Slice | None = None
+        constraints: list[E.Expr] = []
+        engine: tuple[str, E.Expr] | None = None
+        sem: Semantics | None = None
+        for c in clauses:
+            if c.data == "in_slice":
+                inputs.append(self.slice(c))
+            elif c.data == "out_slice":
+                if output is not None:
+                    raise self.error(c, f"instruction '{name}' has a second output; an instruction writes exactly one slice")
+                output = self.slice(c)
+            elif c.data == "where":
+                constraints.extend(self.expr(x) for x in c.children)
+            elif c.data == "engine":
+                if engine is not None:
+                    raise self.error(c, f"instruction '{name}' has two engine clauses")
+                engine = (str(c.children[0]), self.expr(c.children[1]))
+            elif c.data == "semantics":
+                if sem is not None:
+                    raise self.error(c, f"instruction '{name}' has two semantics blocks")
+                tok = c.children[0]
+                body = _strip_comments(str(tok)[1:-1])
+                col = tok.column + 1
+                sem = Semantics(body, SourceLoc(self.filename, tok.line, col))
+        where = self.loc(name_tok)
+        if output is None:
+            raise IsaError(f"instruction '{name}' has no 'out' slice", where)
+        if sem is None:
+            raise IsaError(f"instruction '{name}' has no semantics block", where)
+        if engine is None:
+            raise IsaError(f"instruction '{name}' has no 'engine NAME latency EXPR' clause", where)
+        self.instructions[name] = Instruction(
+            name=name,
+            comp_attrs=tuple(a for a in attrs.values() if a.kind == "comp"),
+            addr_attrs=tuple(a for a in attrs.values() if a.kind == "addr"),
+            inputs=tuple(inputs), output=output, constraints=tuple(constraints),
+            engine=engine[0], latency=engine[1], semantics=sem, loc=where,
+        )
+
+    def slice(self, c: Tree) -> Slice:
+        var_tok, sl = c.children
+        buf_tok, *ranges = sl.children
+        return Slice(
+            var=str(var_tok), buffer=str(buf_tok),
+            starts=tuple(self.expr(r.children[0]) for r in ranges),
+            lengths=tuple(self.expr(r.children[1]) for r in ranges),
+            loc=self.loc(c),
+        )
+
+
+def _strip_comments(text: str) -> str:
+    """Blank out '#' comments and ';' terminators (Act writes `parameter(0);`),
+    keeping every other character in place so HLO error columns stay right."""
+    text = re.sub(r"#[^\n]*", lambda m: " " * len(m.group()), text)
+    return text.replace(";", " ")

@@ -1,0 +1,108 @@
+"""Functional execution of a program on a target, exactly Act Def. 6: slice the
+inputs, run g(α) with the reference interpreter, write the output slice back;
+every other buffer is unchanged. Any violated constraint or out-of-bounds slice
+stops the run with an error naming the program line."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ActgenError, SourceLoc
+from ..layout import bflat, byte_size, unbflat
+from ..reference import evaluate
+from ..target import Bounds, InstructionDef, TargetDef
+from .program import ConcreteInstr, Program, TensorDecl
+
+
+class SimError(ActgenError):
+    pass
+
+
+@dataclass
+class Machine:
+    target: TargetDef
+    state: dict[str, np.ndarray] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.state = {b.name: np.zeros(b.shape, dtype=b.dtype.np) for b in self.target.buffers.values()}
+
+    @property
+    def hbm(self) -> np.ndarray:
+        return self.state[self.target.hbm.name]
+
+    def write_hbm(self, offset: int, data: bytes, what: str, loc: SourceLoc | None = None) -> None:
+        if offset + len(data) > self.hbm.size:
+            raise SimError(f"{what} ({len(data)} bytes at @{offset}) does not fit in HBM ({self.hbm.size} bytes)", loc)
+        self.hbm[offset : offset + len(data)] = np.frombuffer(data, dtype=np.uint8)
+
+    def read_tensor(self, decl: TensorDecl) -> np.ndarray:
+        n = byte_size(decl.type)
+        if decl.offset + n > self.hbm.size:
+            raise SimError(f"{decl.name} ({n} bytes at @{decl.offset}) lies outside HBM", decl.loc)
+        return unbflat(self.hbm[decl.offset : decl.offset + n].tobytes(), decl.type)
+
+    def step(self, ci: ConcreteInstr) -> None:
+        ins = self.target.instructions.get(ci.name)
+        if ins is None:
+            raise SimError(f"unknown instruction '{ci.name}' for target {self.target.name}", ci.loc)
+        a = _attributes(ins, ci)
+        if not ins.e(a):
+            shown = " ".join(f"{k}={v}" for k, v in a.items())
+            raise SimError(f"{ci.name} {shown}: violates the instruction's constraint", ci.loc)
+        bounds = ins.h(a)
+        slices = [self._slice(s.buffer, b, ci) for s, b in zip((ins.output,) + ins.inputs, bounds)]
+        alpha = {d.name: a[d.name] for d in ins.comp_attrs}
+        args = [self.state[s.buffer][idx].copy() for s, idx in zip(ins.inputs, slices[1:])]
+        module = self.target.semantics(ins, alpha)
+        (result,) = evaluate(module, args)
+        out = self.state[ins.output.buffer]
+        if result.shape != out[slices[0]].shape:
+            raise SimError(f"{ci.name}: semantics produced shape {result.shape} for an output slice of shape "
+                           f"{out[slices[0]].shape}", ci.loc)
+        out[slices[0]] = result
+
+    def _slice(self, buffer: str, bounds: Bounds, ci: ConcreteInstr) -> tuple[slice, ...]:
+        starts, lengths = bounds
+        shape = self.target.buffers[buffer].access_shape
+        for s, n, dim in zip(starts, lengths, shape):
+            if s < 0 or n < 1 or s + n > dim:
+                raise SimError(f"{ci.name}: slice {buffer}[{s} : {n}] is outside the buffer (size {dim})", ci.loc)
+        return tuple(slice(s, s + n) for s, n in zip(starts, lengths))
+
+
+def _attributes(ins: type[InstructionDef], ci: ConcreteInstr) -> dict[str, int]:
+    want = {d.name: d for d in ins.attrs()}
+    for k in ci.attrs:
+        if k not in want:
+            raise SimError(f"{ci.name} has no attribute '{k}' (attributes: {', '.join(want) or 'none'})", ci.loc)
+    for k, d in want.items():
+        if k not in ci.attrs:
+            raise SimError(f"{ci.name} is missing attribute '{k}'", ci.loc)
+        v = ci.attrs[k]
+        if not d.lo <= v <= d.hi:
+            raise SimError(f"{ci.name}: {k}={v} is outside its range [{d.lo}, {d.hi}]", ci.loc)
+    return {k: ci.attrs[k] for k in want}
+
+
+def run_program(target: TargetDef, prog: Program, inputs: Sequence[np.ndarray],
+                on_step: Callable[[int, ConcreteInstr], None] | None = None) -> list[np.ndarray]:
+    """Initialise HBM with the inputs and constants, execute, read the outputs."""
+    if prog.target is not None and prog.target != target.name:
+        raise SimError(f"program is for target '{prog.target}', not '{target.name}'")
+    if len(inputs) != len(prog.inputs):
+        raise SimError(f"program has {len(prog.inputs)} input(s), got {len(inputs)}")
+    m = Machine(target)
+    for decl, arr in zip(prog.inputs, inputs):
+        if tuple(np.shape(arr)) != decl.type.shape:
+            raise SimError(f"input {decl.name} must have shape {list(decl.type.shape)}, got {list(np.shape(arr))}",
+                           decl.loc)
+        m.write_hbm(decl.offset, bflat(arr, decl.type), f"input {decl.name}", decl.loc)
+    for c in prog.consts:
+        m.write_hbm(c.offset, c.data, "constant", c.loc)
+    for i, ci in enumerate(prog.instructions):
+        if on_step:
+            on_step(i, ci)
+        m.step(ci)
+    return [m.read_tensor(d) for d in prog.outputs]
