@@ -11,6 +11,7 @@ UNARY_OPS = frozenset({
     "sqrt", "rsqrt", "cbrt", "tanh", "logistic", "sin", "cos", "tan", "erf",
     "floor", "ceil", "round-nearest-even", "round-nearest-afz", "sign", "not",
     "popcnt", "count-leading-zeros", "is-finite", "copy",
+    "sine", "cosine",  # XLA's own spellings of sin/cos (what JAX output contains)
 })
 
 # Elementwise, two operands of the same type.
@@ -23,7 +24,7 @@ BINARY_OPS = frozenset({
 FLOAT_ONLY_UNARY = frozenset({
     "exponential", "exponential-minus-one", "log", "log-plus-one", "sqrt", "rsqrt", "cbrt",
     "tanh", "logistic", "sin", "cos", "tan", "erf", "floor", "ceil", "round-nearest-even",
-    "round-nearest-afz", "is-finite",
+    "round-nearest-afz", "is-finite", "sine", "cosine",
 })
 INT_ONLY_UNARY = frozenset({"popcnt", "count-leading-zeros"})
 FLOAT_ONLY_BINARY = frozenset({"atan2"})

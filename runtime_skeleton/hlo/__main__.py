@@ -1,0 +1,37 @@
+"""``python -m runtime_skeleton.hlo FILE.hlo [--print]``: parse and type-check an HLO file."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..cli_util import run_cli
+from ..ir.graph import Module
+from .parser import parse_file
+from .printer import print_module, print_type
+
+
+def summary(m: Module) -> str:
+    count = sum(len(c.instructions) for c in m.computations.values())
+    params = ", ".join(map(print_type, m.parameter_types))
+    return (f"{m.name}: {len(m.computations)} computation{'s' * (len(m.computations) != 1)}, "
+            f"{count} instruction{'s' * (count != 1)}; entry {m.entry}({params}) -> {print_type(m.result_type)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m runtime_skeleton.hlo",
+        description="Parse and type-check an HLO text file as JAX or XLA print it "
+                    "(jax.jit(f).lower(...).as_text(dialect='hlo'), or an XLA dump). "
+                    "Prints a one-line summary; errors print as file:line:col: message and exit with status 2.",
+    )
+    ap.add_argument("file", help="the .hlo text file")
+    ap.add_argument("--print", action="store_true", dest="reprint",
+                    help="print the canonical HLO text instead of the summary")
+    args = ap.parse_args(argv)
+    m = parse_file(args.file)
+    print(print_module(m) if args.reprint else summary(m), end="" if args.reprint else "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))
