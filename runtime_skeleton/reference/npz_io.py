@@ -1,0 +1,83 @@
+"""Kernel inputs and outputs as .npz files: inputs ``arg0, arg1, ...`` in parameter
+order, outputs ``out0, out1, ...``. npz has no bf16, so bf16/f16 arrays are written
+as float32 (which holds them exactly) and read back from any float dtype with
+round-to-nearest-even."""
+from __future__ import annotations
+
+import re
+import zipfile
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..errors import EvalError
+from ..ir.types import TensorType, Type
+from .interpreter import check_argument
+
+_ARG = re.compile(r"arg(\d+)$")
+
+
+def _tensor_types(param_types: Sequence[Type]) -> list[TensorType]:
+    for i, t in enumerate(param_types):
+        if not isinstance(t, TensorType):
+            raise EvalError(f"parameter {i} has tuple type {t}; npz inputs must be arrays")
+    return list(param_types)  # type: ignore[arg-type]
+
+
+def load_inputs(path: str, param_types: Sequence[Type]) -> list[np.ndarray]:
+    """Read ``arg0..argN-1`` from ``path``, checked against and converted to the
+    parameter types. Keys not named ``argK`` (e.g. outputs saved beside the
+    inputs) are ignored, so an output file of ``--random`` is a valid input file."""
+    types = _tensor_types(param_types)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError) as err:
+        if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
+            raise
+        raise EvalError(f"{path}: not a readable .npz file ({err})") from None
+    extra = sorted(k for k in arrays if (m := _ARG.match(k)) and int(m.group(1)) >= len(types))
+    if extra:
+        raise EvalError(f"{path}: unexpected input '{extra[0]}' (the kernel has {len(types)} parameters)")
+    inputs = []
+    for i, t in enumerate(types):
+        if f"arg{i}" not in arrays:
+            shape = ",".join(map(str, t.shape))
+            raise EvalError(f"{path}: missing input 'arg{i}' for parameter {i} ({t.dtype}[{shape}])")
+        inputs.append(check_argument(arrays[f"arg{i}"], t, f"{path}: input 'arg{i}'"))
+    return inputs
+
+
+def storable(arr: np.ndarray) -> np.ndarray:
+    """The array as npz can hold it: bf16/f16 widened (exactly) to float32."""
+    arr = np.asarray(arr)
+    if arr.dtype.kind not in "biuf" or (arr.dtype.kind == "f" and arr.dtype.itemsize < 4):
+        return arr.astype(np.float32)
+    return arr
+
+
+def save_arrays(path: str, arrays: Mapping[str, np.ndarray]) -> None:
+    """Write ``arrays`` to exactly ``path`` (np.savez would append '.npz')."""
+    with open(path, "wb") as f:
+        np.savez(f, **{k: storable(v) for k, v in arrays.items()})
+
+
+def random_inputs(param_types: Sequence[Type], seed: int) -> list[np.ndarray]:
+    """Deterministic random inputs: floats ~ N(0, 1); signed ints in [-10, 10] and
+    unsigned in [0, 20] (small, so products and short sums do not overflow); pred
+    uniform."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in _tensor_types(param_types):
+        dt = t.dtype
+        if dt.is_pred:
+            a = rng.random(t.shape) < 0.5
+        elif dt.is_int:
+            lo, hi = (-10, 10) if dt.is_signed else (0, 20)
+            a = rng.integers(lo, hi, size=t.shape, endpoint=True)
+        else:
+            a = rng.standard_normal(t.shape)
+            if dt.bits < 64:
+                a = a.astype(np.float32)
+        out.append(np.asarray(a).astype(dt.np))
+    return out
