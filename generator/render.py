@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import jinja2
@@ -33,6 +34,16 @@ def _pystr(text: str) -> str:
     return repr(text)
 
 
+def _pytuple(items: Iterable, fmt: str = "{0!r}") -> str:
+    """Python source of a tuple, one formatted element per item: (), (x,), (x, y)."""
+    parts = [fmt.format(i) for i in items]
+    return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+
+
+def _code(e: E.Expr) -> str:
+    return E.to_python(e, rename=lambda n: f"a[{n!r}]")
+
+
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("generator", "templates"),
@@ -41,7 +52,9 @@ def _env() -> jinja2.Environment:
     )
     env.filters["pyrepr"] = repr
     env.filters["pystr"] = _pystr
-    env.filters["code"] = lambda e: E.to_python(e, rename=lambda n: f"a[{n!r}]")
+    env.filters["code"] = _code
+    env.filters["codetuple"] = lambda es: _pytuple([_code(e) for e in es], "{0}")
+    env.filters["pytuple"] = _pytuple
     env.globals["list"] = list
     return env
 

@@ -144,10 +144,19 @@ def to_python(e: Expr, rename: Callable[[str], str] = lambda n: n, x: str = "x")
     if isinstance(e, Call):
         return f"{x}.{e.fn}({', '.join(to_python(a, rename, x) for a in e.args)})"
     assert isinstance(e, BinOp)
+    if e.op in ("and", "or"):
+        terms = ", ".join(to_python(t, rename, x) for t in _flatten(e, e.op))
+        return f"{x}.{ALGEBRA_OPS[e.op]}({terms})"
     a, b = to_python(e.lhs, rename, x), to_python(e.rhs, rename, x)
     if e.op in ALGEBRA_OPS:
         return f"{x}.{ALGEBRA_OPS[e.op]}({a}, {b})"
     return f"({a} {e.op} {b})"
+
+
+def _flatten(e: Expr, op: str) -> list[Expr]:
+    if isinstance(e, BinOp) and e.op == op:
+        return _flatten(e.lhs, op) + _flatten(e.rhs, op)
+    return [e]
 
 
 def substitute(e: Expr, env: Mapping[str, Expr]) -> Expr:

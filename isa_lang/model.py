@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from runtime_skeleton.errors import SourceLoc
 from runtime_skeleton.ir.dtypes import DType
+from runtime_skeleton.target import Bandwidth, Peak  # target facts: the same records in spec and backend
 
 from .expr import Expr
 
@@ -100,20 +101,6 @@ class Instruction:
     @property
     def attr_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.attrs)
-
-
-@dataclass(frozen=True)
-class Peak:
-    engine: str
-    dtype: DType
-    ops_per_cycle: float
-
-
-@dataclass(frozen=True)
-class Bandwidth:
-    src: str
-    dst: str
-    bytes_per_cycle: float
 
 
 @dataclass(frozen=True)

@@ -84,8 +84,8 @@ class _Builder:
     buffers: dict[str, Buffer] = field(default_factory=dict)
     instructions: dict[str, Instruction] = field(default_factory=dict)
     clock_hz: float | None = None
-    peaks: list[Peak] = field(default_factory=list)
-    bandwidths: list[Bandwidth] = field(default_factory=list)
+    peaks: list[tuple[Peak, SourceLoc]] = field(default_factory=list)
+    bandwidths: list[tuple[Bandwidth, SourceLoc]] = field(default_factory=list)
     filename: str = "<string>"
 
     def load(self, text: str, filename: str, including: tuple[str, ...]) -> None:
@@ -103,10 +103,20 @@ class _Builder:
             raise IsaError("missing 'target NAME' declaration", SourceLoc(filename, 1, 1))
         if self.hbm is None:
             raise IsaError("missing 'hbm d0 : SIZE' declaration", SourceLoc(filename, 1, 1))
+        engines = {i.engine for i in self.instructions.values()}
+        for p, loc in self.peaks:
+            if p.engine not in engines:
+                raise IsaError(f"peak names engine '{p.engine}', which no instruction uses "
+                               f"(engines: {', '.join(sorted(engines)) or 'none'})", loc)
+        buffers = {self.hbm.name, *self.buffers}
+        for bw, loc in self.bandwidths:
+            for b in (bw.src, bw.dst):
+                if b not in buffers:
+                    raise IsaError(f"bandwidth names unknown buffer '{b}'", loc)
         return IsaSpec(
             name=self.target, source=filename, constants=dict(self.constants), hbm=self.hbm,
             buffers=dict(self.buffers), instructions=dict(self.instructions), clock_hz=self.clock_hz,
-            peaks=tuple(self.peaks), bandwidths=tuple(self.bandwidths),
+            peaks=tuple(p for p, _ in self.peaks), bandwidths=tuple(b for b, _ in self.bandwidths),
         )
 
     # -- helpers ---------------------------------------------------------------
@@ -236,11 +246,11 @@ class _Builder:
 
     def _peak(self, t: Tree, _inc: tuple[str, ...]) -> None:
         eng, dt, num = t.children
-        self.peaks.append(Peak(str(eng), lookup_dtype(str(dt)), float(num)))
+        self.peaks.append((Peak(str(eng), lookup_dtype(str(dt)).name, float(num)), self.loc(t)))
 
     def _bandwidth(self, t: Tree, _inc: tuple[str, ...]) -> None:
         src, dst, num = t.children
-        self.bandwidths.append(Bandwidth(str(src), str(dst), float(num)))
+        self.bandwidths.append((Bandwidth(str(src), str(dst), float(num)), self.loc(t)))
 
     def _instruction(self, t: Tree, _inc: tuple[str, ...]) -> None:
         name_tok, comp_names, addr_names, *clauses = t.children

@@ -78,6 +78,8 @@ CASES = [
     ("slice dims vs buffer access dims", LOAD.replace("d1[dst : n]", "d1[dst : n, 0 : 1]"), 6, 3,
      "has 1 access dimension(s) but the slice gives 2 range(s)"),
     ("unknown function", LOAD.replace("1 <= n <= 128", "1 <= n <= clamp(128)"), 7, 19, "unknown function 'clamp'"),
+    ("peak of unknown engine", LOAD + "peak gemm bf16 100\n", 14, 1, "peak names engine 'gemm', which no instruction uses"),
+    ("bandwidth of unknown buffer", LOAD + "bandwidth d0 -> d7 64\n", 14, 1, "bandwidth names unknown buffer 'd7'"),
     ("latency over addressing attribute", LOAD.replace("8 + n", "8 + src"), 8, 24,
      "latency may only use computational attributes"),
 ]

@@ -27,7 +27,7 @@ class Layout:
     def __str__(self) -> str:
         s = ",".join(map(str, self.minor_to_major))
         if self.tiles:
-            s += ":" + "".join("T(" + ",".join(map(str, t)) + ")" for t in self.tiles)
+            s += ":T" + "".join("(" + ",".join(map(str, t)) + ")" for t in self.tiles)
         return "{" + s + "}"
 
 
