@@ -138,6 +138,7 @@ def _ranges(ins: Instruction, base: list, zv: dict[str, z3.ArithRef]) -> dict[st
     s.add(base[len(ins.constraints):])
     if s.check() == z3.unsat:
         core = [tracked[p.get_id()] for p in s.unsat_core() if p.get_id() in tracked]
+        core.sort(key=lambda c: (c.loc.line, c.loc.col) if c.loc else (0, 0))  # z3's core order varies
         loc = core[0].loc if core else ins.loc
         shown = " and ".join(str(c) for c in core) or "the slice bounds"
         raise IsaError(f"constraints of '{ins.name}' are unsatisfiable ({shown}, with every slice inside its buffer)",
