@@ -1,0 +1,243 @@
+"""Extraction of pii graphs (Act §5.3, Fig. 37, Appendix C.3).
+
+Bottom-up, e-classes that are compile-time constants are found (a class is
+constant if one of its nodes is a literal/iota or has only constant children).
+Top-down from each output (which must end in d0), a pii graph is chosen guided
+by buffers: a class wanted in buffer d can be produced by a pii whose output
+buffer is d, then its operands are wanted in the instruction's input buffers.
+The search stops at a flattened kernel input or a constant class wanted in d0.
+``enumerate_graphs`` yields every such choice within a node bound, so calling it
+with a growing bound enumerates all pii graphs (§5.4).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ir.types import TensorType
+from ..target import TargetDef
+from .egraph import ClassId
+from .identity import identity_ok
+from .isa_rules import input_buffers
+from .terms import PII_PREFIX, ENode, Term, View
+
+CONST_LEAVES = ("constant", "iota")
+
+Req = tuple[ClassId, str]  # (e-class, buffer it is wanted in)
+
+
+@dataclass(frozen=True)
+class Choice:
+    kind: str  # "input" | "const" | "pii"
+    node: ENode | None = None
+    reqs: tuple[Req, ...] = ()
+
+
+@dataclass
+class PiiNode:
+    kind: str  # "input" | "const" | "pii"
+    op: str  # instruction name, slice^H, concat^H; "input" / "const" for leaves
+    buffer: str
+    type: TensorType
+    attrs: dict[str, Any]
+    args: tuple[int, ...]  # indices of operand PiiNodes
+    eclass: ClassId
+    term: Term | None = None  # constants: the expression computing the value
+
+    @property
+    def is_instruction(self) -> bool:
+        return self.kind == "pii" and not self.op.endswith("^H")
+
+
+@dataclass
+class PiiGraph:
+    nodes: list[PiiNode]  # operands before users
+    outputs: list[int]
+
+    @property
+    def num_instructions(self) -> int:
+        return sum(1 for n in self.nodes if n.is_instruction)
+
+    def key(self) -> tuple:
+        return tuple((n.op, n.buffer, tuple(sorted(n.attrs.items())), n.args, n.eclass) for n in self.nodes)
+
+    def describe(self) -> str:
+        lines = []
+        for i, n in enumerate(self.nodes):
+            args = ", ".join(f"%{a}" for a in n.args)
+            attrs = " ".join(f"{k}={v}" for k, v in sorted(n.attrs.items()) if k != "buffer" and n.kind == "pii"
+                             and not n.op.endswith("^H"))
+            if n.kind == "input":
+                lines.append(f"%{i} = input {n.attrs['index']} : {n.type} @{n.buffer}")
+            elif n.kind == "const":
+                lines.append(f"%{i} = constant : {n.type} @{n.buffer}")
+            else:
+                lines.append(f"%{i} = {n.op}({args}) {attrs}".rstrip() + f" : {n.type} @{n.buffer}")
+        lines.append("outputs: " + ", ".join(f"%{o}" for o in self.outputs))
+        return "\n".join(lines)
+
+
+def constant_classes(view: View) -> set[ClassId]:
+    const: set[ClassId] = set()
+    changed = True
+    while changed:
+        changed = False
+        for c, nodes in view.items():
+            if c in const:
+                continue
+            for n in nodes:
+                if n.is_pii or n.op == "input" or n.op == "parameter":
+                    continue
+                if n.op in CONST_LEAVES or (n.children and all(k in const for k in n.children)):
+                    const.add(c)
+                    changed = True
+                    break
+    return const
+
+
+def const_term(view: View, c: ClassId, const: set[ClassId]) -> Term:
+    """An acyclic expression for a constant class (smallest depth first)."""
+    depth: dict[ClassId, int] = {}
+    best: dict[ClassId, ENode] = {}
+    changed = True
+    while changed:
+        changed = False
+        for k in const:
+            for n in view.nodes(k):
+                if n.is_pii or not (n.op in CONST_LEAVES or n.children):
+                    continue
+                if not all(x in depth for x in n.children):
+                    continue
+                d = 1 + max((depth[x] for x in n.children), default=0)
+                if d < depth.get(k, 1 << 30):
+                    depth[k], best[k] = d, n
+                    changed = True
+
+    def build(k: ClassId) -> Term:
+        n = best[k]
+        return Term(n.op, n.type, tuple(build(x) for x in n.children), n.attrs)
+
+    return build(c)
+
+
+@dataclass
+class Extractor:
+    target: TargetDef
+    view: View
+    const: set[ClassId] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.const = constant_classes(self.view)
+        self.hbm = self.target.hbm.name
+        self._options: dict[Req, list[Choice]] = {}
+
+    def options(self, req: Req) -> list[Choice]:
+        if req in self._options:
+            return self._options[req]
+        c, buf = req
+        out: list[Choice] = []
+        nodes = self.view.nodes(c)
+        if buf == self.hbm:
+            if any(n.op == "input" for n in nodes):
+                out.append(Choice("input", next(n for n in nodes if n.op == "input")))
+            elif c in self.const:
+                out.append(Choice("const"))
+        for n in nodes:
+            if n.op.startswith(PII_PREFIX) and n.attrs["buffer"] == buf:
+                out.append(Choice("pii", n, tuple(zip(n.children, input_buffers(self.target, n)))))
+            elif n.op in ("slice^H", "concat^H") and identity_ok(self.target.buffers[buf], n, self.view):
+                out.append(Choice("pii", n, tuple((k, buf) for k in n.children)))
+        self._options[req] = out
+        return out
+
+    def enumerate(self, roots: list[ClassId], max_nodes: int, limit: int) -> list[PiiGraph]:
+        """Up to ``limit`` distinct pii graphs with at most ``max_nodes`` piis, smallest first."""
+        found: dict[tuple, PiiGraph] = {}
+        reqs = [(r, self.hbm) for r in roots]
+        for assign in self._assignments(reqs, {}, 0, max_nodes):
+            g = self._graph(assign, reqs)
+            if g is not None:
+                found.setdefault(g.key(), g)
+                if len(found) >= limit:
+                    break
+        return sorted(found.values(), key=lambda g: (len(g.nodes), g.num_instructions))
+
+    def _assignments(self, pending: list[Req], assign: dict[Req, Choice], count: int,
+                     max_nodes: int) -> Iterator[dict[Req, Choice]]:
+        while pending and pending[0] in assign:
+            pending = pending[1:]
+        if not pending:
+            yield assign
+            return
+        req, rest = pending[0], pending[1:]
+        for ch in self.options(req):
+            cost = 1 if ch.kind == "pii" else 0
+            if count + cost > max_nodes:
+                continue
+            assign[req] = ch
+            yield from self._assignments(list(ch.reqs) + rest, assign, count + cost, max_nodes)
+            del assign[req]
+
+    def _graph(self, assign: dict[Req, Choice], roots: list[Req]) -> PiiGraph | None:
+        """Order the chosen nodes operands-first; None if the choice is cyclic."""
+        index: dict[Req, int] = {}
+        nodes: list[PiiNode] = []
+        on_path: set[Req] = set()
+
+        def visit(req: Req) -> int | None:
+            if req in index:
+                return index[req]
+            if req in on_path:
+                return None
+            on_path.add(req)
+            ch = assign[req]
+            args = []
+            for r in ch.reqs:
+                a = visit(r)
+                if a is None:
+                    return None
+                args.append(a)
+            on_path.discard(req)
+            c, buf = req
+            t = self.view.type(c)
+            if ch.kind == "input":
+                pn = PiiNode("input", "input", buf, t, dict(ch.node.attrs), (), c)
+            elif ch.kind == "const":
+                pn = PiiNode("const", "const", buf, t, {}, (), c, const_term(self.view, c, self.const))
+            else:
+                n = ch.node
+                pn = PiiNode("pii", n.instr, buf, t, dict(n.attrs), tuple(args), c)
+            index[req] = len(nodes)
+            nodes.append(pn)
+            return index[req]
+
+        outs = []
+        for r in roots:
+            o = visit(r)
+            if o is None:
+                return None
+            outs.append(o)
+        return PiiGraph(nodes, outs)
+
+
+def explain(extractor: Extractor, roots: list[ClassId]) -> str:
+    """Why no pii graph exists: the first wanted (class, buffer) with no way to produce it."""
+    seen: set[Req] = set()
+    stack = [(r, extractor.hbm) for r in roots]
+    while stack:
+        req = stack.pop()
+        if req in seen:
+            continue
+        seen.add(req)
+        opts = extractor.options(req)
+        if not opts:
+            c, buf = req
+            nodes = extractor.view.nodes(c)
+            ops = sorted({n.op for n in nodes if not n.is_pii})
+            where = "" if buf == extractor.hbm else f" in buffer {buf}"
+            return (f"no instruction produces {extractor.view.type(c)}{where} computed by "
+                    f"{', '.join(ops) or 'pii nodes for other buffers'} (e-class {c})")
+        for ch in opts:
+            stack.extend(ch.reqs)
+    return "every (class, buffer) has candidates, but each choice is cyclic or exceeds the node bound"

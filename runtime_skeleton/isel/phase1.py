@@ -1,0 +1,139 @@
+"""Phase 1: instruction selection by equality saturation (Act §5).
+
+``InstructionSelector(target, module).pii_graphs()`` initialises the e-graph
+with the kernel on byte-flattened inputs and outputs (Module 1), then
+interleaves rule application (Module 2: filtered IR-to-IR axioms, generated
+IR-to-ISA rules, identity instructions) with extraction (Module 3) under the
+node bound Γ(k) = 2^k, yielding every pii graph it finds, smallest first (§5.4).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ..errors import ActgenError
+from ..ir.graph import Module
+from ..ir.types import TensorType
+from ..target import TargetDef
+from . import bflat
+from .convert import module_to_terms
+from .extract import Extractor, PiiGraph, explain
+from .identity import IDENTITY_RULES
+from .isa_rules import isa_rules
+from .rules import Rule, SaturationStats, filter_rules, run_rules
+from .tensor_egraph import TensorEGraph
+from .terms import Class, ENode, Term
+
+
+class NoPiiGraph(ActgenError):
+    """The target cannot run the kernel (within the limits): says which class and buffer failed."""
+
+
+@dataclass
+class Limits:
+    iterations: int = 12  # saturation iterations k (the node bound is 2^k)
+    max_nodes: int = 50_000  # e-nodes
+    timeout: float = 20.0  # seconds for phase 1
+    graphs_per_round: int = 32  # pii graphs extracted per k
+    max_pii_nodes: int = 4096  # cap on Γ(k)
+
+
+@dataclass
+class Phase1Stats:
+    saturation: SaturationStats = field(default_factory=SaturationStats)
+    extraction_seconds: float = 0.0
+    rounds: int = 0
+
+
+def target_ops(target: TargetDef, patterns) -> set[str]:  # noqa: ANN001
+    return set().union(*(p.ops for p in patterns)) if patterns else set()
+
+
+def _materialize_constants() -> Rule:
+    from .rules import rule
+
+    @rule("const-bflat", {"constant", "iota"}, {"reshape", "bitcast-convert", "convert"})
+    def const_bflat(view, c, n: ENode):  # noqa: ANN001, ANN202
+        """c = unflatten(flatten(c)) for literal constants, so a load can read them from d0."""
+        if n.type.rank == 0:
+            return
+        yield bflat.unflatten(bflat.flatten(Class(c), n.type), n.type)
+
+    return const_bflat
+
+
+def default_rules(target: TargetDef) -> tuple[list[Rule], list]:
+    from .axioms import AXIOMS
+
+    isa, patterns = isa_rules(target)
+    ops = target_ops(target, patterns)
+    return filter_rules(AXIOMS, ops) + IDENTITY_RULES + [_materialize_constants()] + isa, patterns
+
+
+class InstructionSelector:
+    def __init__(self, target: TargetDef, module: Module, limits: Limits | None = None,
+                 rules: list[Rule] | None = None):
+        self.target, self.module = target, module
+        self.limits = limits or Limits()
+        self.rules = rules if rules is not None else default_rules(target)[0]
+        self.stats = Phase1Stats()
+        self.eg = TensorEGraph()
+        self.input_types: list[TensorType] = [t for t in module.parameter_types]  # type: ignore[misc]
+        for t in self.input_types:
+            if not isinstance(t, TensorType):
+                raise NoPiiGraph("kernels with tuple-typed parameters are not supported")
+        flats = [Term("input", bflat.flat_type(t), (), {"index": i}) for i, t in enumerate(self.input_types)]
+        outs = module_to_terms(module, args=[bflat.unflatten(f, t) for f, t in zip(flats, self.input_types)])
+        self.output_types = [_layout_of(module, i, o.type) for i, o in enumerate(outs)]
+        refs = [self.eg.add(bflat.flatten(o, t)) for o, t in zip(outs, self.output_types)]
+        self.eg.flush()
+        self._root_refs = refs
+
+    @property
+    def roots(self) -> list:
+        return [self.eg.class_of(r) for r in self._root_refs]
+
+    def pii_graphs(self) -> Iterator[PiiGraph]:
+        """Every pii graph, in rounds k = 1, 2, ...: saturate one more step, then
+        extract with at most Γ(k) = 2^k piis; within a round smallest first."""
+        lim = self.limits
+        deadline = time.perf_counter() + lim.timeout
+        seen: set[tuple] = set()
+        saturated = False
+        for k in range(1, lim.iterations + 1):
+            if not saturated:
+                run_rules(self.eg, self.rules, iterations=1, max_nodes=lim.max_nodes, deadline=deadline,
+                          stats=self.stats.saturation)
+                saturated = self.stats.saturation.saturated
+            t0 = time.perf_counter()
+            ex = Extractor(self.target, self.eg.view)
+            graphs = ex.enumerate(self.roots, min(2**k, lim.max_pii_nodes), lim.graphs_per_round)
+            self.stats.extraction_seconds += time.perf_counter() - t0
+            self.stats.rounds = k
+            for g in graphs:
+                if g.key() not in seen:
+                    seen.add(g.key())
+                    yield g
+            if time.perf_counter() > deadline or self.stats.saturation.nodes > lim.max_nodes:
+                break
+            if saturated and 2**k >= lim.max_pii_nodes:
+                break
+
+    def first(self) -> PiiGraph:
+        for g in self.pii_graphs():
+            return g
+        raise NoPiiGraph(self.explain())
+
+    def explain(self) -> str:
+        return (f"no pii graph for {self.target.name}: "
+                + explain(Extractor(self.target, self.eg.view), self.roots))
+
+
+def _layout_of(module: Module, i: int, t: TensorType) -> TensorType:
+    """The layout of output i as the module declares it (entry root or tuple element)."""
+    root = module.entry_computation.root_instruction.type
+    if isinstance(root, TensorType):
+        return root if root.layout is not None else t
+    leaf = root.elements[i]
+    return leaf if isinstance(leaf, TensorType) and leaf.layout is not None else t

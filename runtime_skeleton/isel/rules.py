@@ -1,0 +1,103 @@
+"""Rewrite rules over the typed e-graph and the saturation driver.
+
+A rule matches at one e-node (its LHS root) of a snapshot and returns terms
+equal to that node's e-class; the driver adds them and unions. Rules read
+operand shapes and dtypes through the View, so preconditions are plain Python.
+``produces`` lists the operators a rule's right-hand sides can contain: the
+per-target filter of Act Appendix C.2 keeps only rules that can lead to an
+operator some instruction's semantics uses.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from .egraph import ClassId
+from .tensor_egraph import TensorEGraph
+from .terms import ENode, Term, View
+
+Applier = Callable[[View, ClassId, ENode], Iterable[Term]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    roots: frozenset[str]  # operators of the e-nodes this rule matches at
+    produces: frozenset[str]  # operators its right-hand sides may contain
+    apply: Applier = field(compare=False)
+    exact: bool = True  # holds for every shape (and is proved with z3 where stated)
+    doc: str = ""
+
+
+def rule(name: str, roots: Iterable[str], produces: Iterable[str], *, exact: bool = True,
+         doc: str = "") -> Callable[[Applier], Rule]:
+    """Decorator: ``@rule("dot-comm", {"dot"}, {"dot", "transpose"})``."""
+
+    def wrap(fn: Applier) -> Rule:
+        return Rule(name, frozenset(roots), frozenset(produces), fn, exact, doc or (fn.__doc__ or "").strip())
+
+    return wrap
+
+
+def filter_rules(rules: Iterable[Rule], target_ops: set[str]) -> list[Rule]:
+    """Act Appendix C.2: keep a rule when what it produces can lead to an operator
+    the instructions use; iterate, since a rule producing B is useful when some
+    kept rule consumes B."""
+    rules = list(rules)
+    useful = set(target_ops)
+    kept: list[Rule] = []
+    changed = True
+    while changed:
+        changed = False
+        for r in rules:
+            if r not in kept and r.produces & useful:
+                kept.append(r)
+                if not r.roots <= useful:
+                    useful |= r.roots
+                    changed = True
+    return [r for r in rules if r in kept]
+
+
+@dataclass
+class SaturationStats:
+    iterations: int = 0
+    nodes: int = 0
+    classes: int = 0
+    seconds: float = 0.0
+    saturated: bool = False
+    per_rule: dict[str, int] = field(default_factory=dict)
+
+
+def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes: int,
+              deadline: float | None = None, stats: SaturationStats | None = None) -> SaturationStats:
+    """Apply every rule at every matching node, ``iterations`` times or until
+    nothing changes (saturation), the node limit, or the deadline."""
+    stats = stats or SaturationStats()
+    t0 = time.perf_counter()
+    view = eg.view
+    by_root: dict[str, list[Rule]] = {}
+    for r in rules:
+        for op in r.roots:
+            by_root.setdefault(op, []).append(r)
+    for _ in range(iterations):
+        before = (sum(len(v) for _, v in view.items()), len(list(view)))
+        for c, nodes in view.items():
+            for n in nodes:
+                for r in by_root.get(n.op, ()):
+                    if (r.name, c, n) in eg.fired:
+                        continue
+                    eg.fired.add((r.name, c, n))
+                    for t in r.apply(view, c, n):
+                        eg.union(c, t)
+                        stats.per_rule[r.name] = stats.per_rule.get(r.name, 0) + 1
+        view = eg.flush()
+        stats.iterations += 1
+        stats.nodes, stats.classes = sum(len(v) for _, v in view.items()), len(list(view))
+        if (stats.nodes, stats.classes) == before:
+            stats.saturated = True
+            break
+        if stats.nodes > max_nodes or (deadline is not None and time.perf_counter() > deadline):
+            break
+    stats.seconds += time.perf_counter() - t0
+    return stats

@@ -1,0 +1,36 @@
+"""Soundness of phase 1, checked rather than assumed: substitute each pii θ_{α,?}
+with its semantics g_θ(α) (identity instructions with slice/concatenate) to get
+an IR computation over the kernel's logical inputs, comparable with the kernel."""
+from __future__ import annotations
+
+from ..ir.graph import Module
+from ..ir.types import TensorType
+from ..target import TargetDef
+from . import bflat
+from .convert import module_to_terms, to_module
+from .extract import PiiGraph
+from .terms import Term
+
+
+def pii_graph_to_module(g: PiiGraph, target: TargetDef, input_types: list[TensorType],
+                        output_types: list[TensorType]) -> Module:
+    params = [Term("parameter", t.with_layout(None), (), {"parameter_number": i}) for i, t in enumerate(input_types)]
+    terms: list[Term] = []
+    for n in g.nodes:
+        args = [terms[a] for a in n.args]
+        if n.kind == "input":
+            i = n.attrs["index"]
+            terms.append(bflat.flatten(params[i], input_types[i]))  # type: ignore[arg-type]
+        elif n.kind == "const":
+            terms.append(n.term)  # type: ignore[arg-type]
+        elif n.op == "slice^H":
+            terms.append(Term("slice", n.type, tuple(args), {"slice": n.attrs["slice"]}))
+        elif n.op == "concat^H":
+            terms.append(Term("concatenate", n.type, tuple(args), {"dimensions": n.attrs["dimensions"]}))
+        else:
+            ins = target.instructions[n.op]
+            alpha = {a.name: n.attrs[a.name] for a in ins.comp_attrs}
+            (out,) = module_to_terms(target.semantics(ins, alpha), args=args)
+            terms.append(out)
+    outs = [bflat.unflatten(terms[o], t) for o, t in zip(g.outputs, output_types)]
+    return to_module(outs, "pii_graph")  # type: ignore[arg-type]

@@ -1,0 +1,96 @@
+"""E-nodes with types and attributes, terms for rule right-hand sides, and the
+read-only view of an e-graph snapshot that rules match against.
+
+Every e-node carries its result type (layout-free) and its attributes (the IR's
+typed attribute values), so all nodes of an e-class have one type and a rule
+can read any operand's shape. Operators are HLO opcodes, plus:
+- ``input``: a byte-flattened kernel input on d0 (attrs: ``index``);
+- ``isa:<name>``: a pii θ_{α,?} (attrs: α, and ``buffer``, the output buffer);
+- ``slice^H`` / ``concat^H``: Act's identity instructions (§5.2.3).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ..ir.types import TensorType
+from .egraph import ClassId
+
+PII_PREFIX = "isa:"
+IDENTITY_OPS = ("slice^H", "concat^H")
+
+
+def frozen(attrs: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(sorted((attrs or {}).items())))
+
+
+@dataclass(frozen=True)
+class ENode:
+    op: str
+    type: TensorType
+    attrs: Mapping[str, Any]
+    children: tuple[ClassId, ...]
+
+    def __hash__(self) -> int:
+        return hash((self.op, self.type, tuple(self.attrs.items()), self.children))
+
+    @property
+    def is_pii(self) -> bool:
+        return self.op.startswith(PII_PREFIX) or self.op in IDENTITY_OPS
+
+    @property
+    def instr(self) -> str:
+        """Instruction name of a pii node."""
+        return self.op[len(PII_PREFIX):] if self.op.startswith(PII_PREFIX) else self.op
+
+
+@dataclass(frozen=True)
+class Term:
+    """A tree to add to the e-graph; leaves may be existing classes (``Class``)."""
+
+    op: str
+    type: TensorType
+    args: tuple[Term | Class, ...] = ()
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "attrs", frozen(self.attrs))
+        object.__setattr__(self, "args", tuple(self.args))
+
+    def __hash__(self) -> int:
+        return hash((self.op, self.type, self.args, tuple(self.attrs.items())))
+
+
+@dataclass(frozen=True)
+class Class:
+    """Reference to an existing e-class inside a Term."""
+
+    id: ClassId
+
+
+class View:
+    """What rules see: the e-classes of one snapshot, with types."""
+
+    def __init__(self, classes: Mapping[ClassId, list[ENode]]):
+        self._classes = classes
+
+    def __iter__(self) -> Iterator[ClassId]:
+        return iter(self._classes)
+
+    def __contains__(self, c: ClassId) -> bool:
+        return c in self._classes
+
+    def nodes(self, c: ClassId) -> list[ENode]:
+        return self._classes[c]
+
+    def type(self, c: ClassId) -> TensorType:
+        return self._classes[c][0].type
+
+    def items(self):  # noqa: ANN201
+        return self._classes.items()
+
+    def find(self, c: ClassId, op: str) -> list[ENode]:
+        """The nodes of class ``c`` with operator ``op``."""
+        return [n for n in self._classes[c] if n.op == op]
