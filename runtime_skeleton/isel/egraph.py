@@ -2,7 +2,9 @@
 egglog-python), kept in this one file so an egglog upgrade touches nothing else.
 
 egglog stores the e-graph (hash-consing, union-find, congruence closure and
-rebuilding). Every e-node is one generic constructor ``N(op, key, children)``:
+rebuilding). Every e-node is one generic constructor ``N(op, key, children)``;
+the i-th node added from Python is also named ``H(i)``, so Python refers to
+classes through those handles (egglog globals are far slower to create):
 ``op`` is the operator (an HLO opcode, ``input``, or a pii ``isa:<instr>``) and
 ``key`` an interned string naming the node's type and attributes, so e-nodes of
 different types never collide. Rewrite rules are matched in Python over a frozen
@@ -16,7 +18,9 @@ from dataclasses import dataclass
 
 from egglog import bindings
 
-_DECL = "(datatype* (Node (N String String NodeVec)) (sort NodeVec (Vec Node)))"
+_DECL = """(datatype* (Node (N String String NodeVec)) (sort NodeVec (Vec Node)))
+(constructor H (i64) Node)"""
+_CHUNK = 64  # commands per egglog parse: every span keeps the program text, so big programs cost memory
 
 ClassId = int
 
@@ -38,7 +42,7 @@ class EGraph:
     def __init__(self) -> None:
         self._eg = bindings.EGraph()
         self._run(_DECL)
-        self._n = 0  # nodes added so far; node i is egglog global $n<i>
+        self._n = 0  # nodes added so far; node i is H(i)
         self._pending: list[str] = []
         self._class_of_node: list[ClassId] = []
         self._rep: dict[ClassId, int] = {}  # a node of each class, to refer to the class
@@ -49,17 +53,17 @@ class EGraph:
     # with ``add`` (even before the next flush), ``class_ref`` for a class of the
     # current snapshot.
     def node_ref(self, node: int) -> str:
-        return f"$n{node}"
+        return f"(H {node})"
 
     def class_ref(self, cls: ClassId) -> str:
-        return f"$n{self._rep[cls]}"
+        return f"(H {self._rep[cls]})"
 
     def add(self, op: str, key: str, children: Sequence[str] = ()) -> int:
         """Add an e-node over child references; returns the node's handle."""
         idx = self._n
         self._n += 1
         vec = f"(vec-of {' '.join(children)})" if children else "(vec-empty)"
-        self._pending.append(f"(let $n{idx} (N {_quote(op)} {_quote(key)} {vec}))")
+        self._pending.append(f"(union (H {idx}) (N {_quote(op)} {_quote(key)} {vec}))")
         return idx
 
     def union(self, a: str, b: str) -> None:
@@ -69,17 +73,16 @@ class EGraph:
     # -- reading ----------------------------------------------------------------
     def flush(self) -> None:
         """Send pending additions and unions to egglog and take a fresh snapshot."""
-        if self._pending:
-            self._run("\n".join(self._pending))
-            self._pending.clear()
+        for j in range(0, len(self._pending), _CHUNK):
+            self._run("\n".join(self._pending[j : j + _CHUNK]))
+        self._pending.clear()
         frozen = self._eg.freeze()
         self._class_of_node = [0] * self._n
         self._rep = {}
-        for name, fn in frozen.functions.items():
-            if fn.is_let_binding:
-                i, c = int(name[2:]), _cid(fn.rows[0].output)
-                self._class_of_node[i] = c
-                self._rep.setdefault(c, i)
+        for row in frozen.functions["H"].rows:
+            i, c = self._eg.value_to_i64(row.inputs[0]), _cid(row.output)
+            self._class_of_node[i] = c
+            self._rep.setdefault(c, i)
         classes: dict[ClassId, list[RawNode]] = {}
         for row in frozen.functions["N"].rows:
             op, key, vec = row.inputs

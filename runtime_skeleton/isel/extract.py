@@ -19,7 +19,7 @@ from ..ir.types import TensorType
 from ..target import TargetDef
 from .egraph import ClassId
 from .identity import identity_ok
-from .isa_rules import input_buffers
+from .isa_rules import UNDEF, input_buffers
 from .terms import PII_PREFIX, ENode, Term, View
 
 CONST_LEAVES = ("constant", "iota")
@@ -29,7 +29,7 @@ Req = tuple[ClassId, str]  # (e-class, buffer it is wanted in)
 
 @dataclass(frozen=True)
 class Choice:
-    kind: str  # "input" | "const" | "pii"
+    kind: str  # "input" | "const" | "undef" | "pii"
     node: ENode | None = None
     reqs: tuple[Req, ...] = ()
 
@@ -70,8 +70,8 @@ class PiiGraph:
                              and not n.op.endswith("^H"))
             if n.kind == "input":
                 lines.append(f"%{i} = input {n.attrs['index']} : {n.type} @{n.buffer}")
-            elif n.kind == "const":
-                lines.append(f"%{i} = constant : {n.type} @{n.buffer}")
+            elif n.kind in ("const", "undef"):
+                lines.append(f"%{i} = {n.kind} : {n.type} @{n.buffer}")
             else:
                 lines.append(f"%{i} = {n.op}({args}) {attrs}".rstrip() + f" : {n.type} @{n.buffer}")
         lines.append("outputs: " + ", ".join(f"%{o}" for o in self.outputs))
@@ -87,7 +87,7 @@ def constant_classes(view: View) -> set[ClassId]:
             if c in const:
                 continue
             for n in nodes:
-                if n.is_pii or n.op == "input" or n.op == "parameter":
+                if n.is_pii or n.op in ("input", "parameter", UNDEF):
                     continue
                 if n.op in CONST_LEAVES or (n.children and all(k in const for k in n.children)):
                     const.add(c)
@@ -143,6 +143,8 @@ class Extractor:
                 out.append(Choice("input", next(n for n in nodes if n.op == "input")))
             elif c in self.const:
                 out.append(Choice("const"))
+        if any(n.op == UNDEF for n in nodes):
+            out.append(Choice("undef"))
         for n in nodes:
             if n.op.startswith(PII_PREFIX) and n.attrs["buffer"] == buf:
                 out.append(Choice("pii", n, tuple(zip(n.children, input_buffers(self.target, n)))))
@@ -151,11 +153,21 @@ class Extractor:
         self._options[req] = out
         return out
 
-    def enumerate(self, roots: list[ClassId], max_nodes: int, limit: int) -> list[PiiGraph]:
-        """Up to ``limit`` distinct pii graphs with at most ``max_nodes`` piis, smallest first."""
-        found: dict[tuple, PiiGraph] = {}
+    def enumerate(self, roots: list[ClassId], max_nodes: int, limit: int,
+                  max_steps: int = 20_000) -> list[PiiGraph]:
+        """Up to ``limit`` distinct pii graphs with at most ``max_nodes`` piis, smallest first.
+
+        Depth-first over (class, buffer) requirements, cheapest option first by a
+        lower bound on the piis each needs (so the first graphs are small), pruning
+        choices that close a cycle or cannot fit the bound; ``max_steps`` bounds the
+        search on huge e-graphs."""
         reqs = [(r, self.hbm) for r in roots]
-        for assign in self._assignments(reqs, {}, 0, max_nodes):
+        bound = self._lower_bounds(reqs)
+        if any(r not in bound for r in reqs):
+            return []
+        found: dict[tuple, PiiGraph] = {}
+        self._steps = max_steps
+        for assign, _ in self._realize_all(reqs, {}, set(), 0, max_nodes, bound):
             g = self._graph(assign, reqs)
             if g is not None:
                 found.setdefault(g.key(), g)
@@ -163,20 +175,65 @@ class Extractor:
                     break
         return sorted(found.values(), key=lambda g: (len(g.nodes), g.num_instructions))
 
-    def _assignments(self, pending: list[Req], assign: dict[Req, Choice], count: int,
-                     max_nodes: int) -> Iterator[dict[Req, Choice]]:
-        while pending and pending[0] in assign:
-            pending = pending[1:]
-        if not pending:
-            yield assign
+    def _lower_bounds(self, roots: list[Req]) -> dict[Req, int]:
+        """Fewest piis to realize each reachable requirement (sharing ignored);
+        requirements that cannot be realized at all are absent."""
+        reach: list[Req] = []
+        seen: set[Req] = set()
+        stack = list(roots)
+        while stack:
+            r = stack.pop()
+            if r in seen:
+                continue
+            seen.add(r)
+            reach.append(r)
+            for ch in self.options(r):
+                stack.extend(ch.reqs)
+        best: dict[Req, int] = {}
+        changed = True
+        while changed:
+            changed = False
+            for r in reach:
+                for ch in self.options(r):
+                    if all(x in best for x in ch.reqs):
+                        v = (1 if ch.kind == "pii" else 0) + sum(best[x] for x in ch.reqs)
+                        if v < best.get(r, 1 << 60):
+                            best[r] = v
+                            changed = True
+        return best
+
+    def _realize_all(self, reqs: list[Req], assign: dict[Req, Choice], path: set[Req], count: int,
+                     max_nodes: int, bound: dict[Req, int]) -> Iterator[tuple[dict[Req, Choice], int]]:
+        if not reqs:
+            yield assign, count
             return
-        req, rest = pending[0], pending[1:]
-        for ch in self.options(req):
+        for assign, count in self._realize(reqs[0], assign, path, count, max_nodes, bound):
+            yield from self._realize_all(reqs[1:], assign, path, count, max_nodes, bound)
+
+    def _realize(self, req: Req, assign: dict[Req, Choice], path: set[Req], count: int, max_nodes: int,
+                 bound: dict[Req, int]) -> Iterator[tuple[dict[Req, Choice], int]]:
+        if req in assign:
+            if req not in path:  # shared with an already realized subgraph; on the path would be a cycle
+                yield assign, count
+            return
+        options = [ch for ch in self.options(req) if all(x in bound for x in ch.reqs)]
+        options.sort(key=lambda ch: (1 if ch.kind == "pii" else 0) + sum(bound[x] for x in ch.reqs))
+        for ch in options:
+            self._steps -= 1
+            if self._steps < 0:
+                return
             cost = 1 if ch.kind == "pii" else 0
-            if count + cost > max_nodes:
+            if count + cost + sum(bound[x] for x in ch.reqs if x not in assign) > max_nodes:
+                continue
+            if any(x in path or x == req for x in ch.reqs):
                 continue
             assign[req] = ch
-            yield from self._assignments(list(ch.reqs) + rest, assign, count + cost, max_nodes)
+            path.add(req)
+            for a, c in self._realize_all(list(ch.reqs), assign, path, count + cost, max_nodes, bound):
+                path.discard(req)
+                yield a, c
+                path.add(req)
+            path.discard(req)
             del assign[req]
 
     def _graph(self, assign: dict[Req, Choice], roots: list[Req]) -> PiiGraph | None:
@@ -205,6 +262,8 @@ class Extractor:
                 pn = PiiNode("input", "input", buf, t, dict(ch.node.attrs), (), c)
             elif ch.kind == "const":
                 pn = PiiNode("const", "const", buf, t, {}, (), c, const_term(self.view, c, self.const))
+            elif ch.kind == "undef":
+                pn = PiiNode("undef", UNDEF, buf, t, {}, (), c)
             else:
                 n = ch.node
                 pn = PiiNode("pii", n.instr, buf, t, dict(n.attrs), tuple(args), c)

@@ -26,6 +26,7 @@ from .egraph import ClassId
 from .rules import Rule
 from .terms import PII_PREFIX, Class, ENode, Term, View
 
+UNDEF = "undef"
 MAX_MATCHES = 32  # bindings tried per (instruction, class); enough for DAG-shaped patterns
 _Z3 = Z3Algebra()
 
@@ -85,7 +86,7 @@ class _Match:
     def __init__(self) -> None:
         self.params: dict[int, ClassId] = {}
         self.nodes: dict[int, ClassId] = {}
-        self.eqs: list[tuple[Any, int]] = []
+        self.eqs: list[Any] = []  # z3 facts over α
 
 
 def _symbolic(x: Any) -> bool:
@@ -98,14 +99,14 @@ def _symbolic(x: Any) -> bool:
     return False
 
 
-def _unify(sym: Any, val: Any, eqs: list[tuple[Any, int]]) -> bool:
+def _unify(sym: Any, val: Any, eqs: list) -> bool:
     """Equal as data, or record equations where ``sym`` is symbolic."""
     if not _symbolic(sym):
         return sym == val
     if isinstance(sym, z3.ExprRef):
         if not isinstance(val, int):
             return False
-        eqs.append((sym, val))
+        eqs.append(sym == val)
         return True
     if isinstance(sym, tuple | list) and isinstance(val, tuple | list):
         return len(sym) == len(val) and all(_unify(a, b, eqs) for a, b in zip(sym, val))
@@ -130,6 +131,10 @@ def _match(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterator[_M
         nm.eqs, nm.params[pn.param], nm.nodes[i] = eqs, c, c
         yield nm
         return
+    for skip in _identity_skips(p, pn):
+        nm = _copy(m)
+        nm.eqs += skip.facts
+        yield from _match(p, skip.child, c, view, nm)
     for n in view.nodes(c):
         if n.op != pn.op or len(n.children) != len(pn.children):
             continue
@@ -139,6 +144,49 @@ def _match(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterator[_M
         nm = _copy(m)
         nm.eqs, nm.nodes[i] = eqs, c
         yield from _match_children(p, pn.children, n.children, view, nm)
+        inner = p.nodes[pn.children[0]] if pn.children else None
+        if pn.op == "reshape" and inner is not None and inner.op == "reshape":
+            # reshape(reshape(y)) == reshape(y): the inner reshape need not exist in the kernel
+            nm = _copy(m)
+            nm.eqs, nm.nodes[i] = list(eqs), c
+            yield from _match_children(p, inner.children, n.children, view, nm)
+
+
+@dataclass(frozen=True)
+class _Skip:
+    child: int  # the pattern node that stands for the skipped one
+    facts: tuple  # conditions (over α) under which the skipped op is the identity
+
+
+def _identity_skips(p: Pattern, pn: PNode) -> list[_Skip]:
+    """Ways to read ``pn`` as the identity for some α (Act matches g_θ(α) at a
+    concrete α, where e.g. a zero-width pad or a full slice does nothing): the
+    op is skipped, and the conditions join the precondition. Operands dropped
+    with it (a pad value, concatenated empty pieces) no longer matter."""
+    if not pn.children:
+        return []
+    x = p.nodes[pn.children[0]]
+    same_shape = tuple(_eq(a, b) for a, b in zip(pn.shape, x.shape)) if len(pn.shape) == len(x.shape) else None
+    attrs = dict(pn.attrs)
+    if pn.op == "slice" and same_shape is not None:
+        facts = same_shape + tuple(_eq(d.start, 0) for d in attrs["slice"]) + tuple(_eq(d.stride, 1) for d in attrs["slice"])
+    elif pn.op == "pad" and same_shape is not None:
+        facts = same_shape + tuple(_eq(v, 0) for d in attrs["padding"] for v in (d.lo, d.hi, d.interior))
+    elif pn.op == "concatenate" and same_shape is not None:
+        (dim,) = attrs["dimensions"]
+        facts = same_shape + tuple(_eq(p.nodes[k].shape[dim], 0) for k in pn.children[1:])
+    elif pn.op == "reshape" and same_shape is not None:
+        facts = same_shape
+    else:
+        return []
+    if any(f is False for f in facts):
+        return []
+    return [_Skip(pn.children[0], tuple(f for f in facts if f is not True))]
+
+
+def _eq(a: Any, b: Any) -> Any:
+    """a == b: a z3 fact when either side is symbolic, else a Python bool."""
+    return a == b
 
 
 def _match_children(p: Pattern, pk: tuple[int, ...], ck: tuple[ClassId, ...], view: View,
@@ -170,13 +218,13 @@ class AlphaSolver:
         self.target = target
         self._cache: dict[tuple, dict[str, int] | None] = {}
 
-    def solve(self, p: Pattern, eqs: list[tuple[Any, int]]) -> dict[str, int] | None:
-        key = (p.ins.name, tuple(sorted((str(s), v) for s, v in eqs)))
+    def solve(self, p: Pattern, eqs: list) -> dict[str, int] | None:
+        key = (p.ins.name, tuple(sorted(set(str(e) for e in eqs))))
         if key not in self._cache:
             self._cache[key] = self._solve(p, eqs)
         return self._cache[key]
 
-    def _solve(self, p: Pattern, eqs: list[tuple[Any, int]]) -> dict[str, int] | None:
+    def _solve(self, p: Pattern, eqs: list) -> dict[str, int] | None:
         ins = p.ins
         s = z3.Solver()
         a: dict[str, Any] = dict(p.alpha)
@@ -184,7 +232,7 @@ class AlphaSolver:
             a[d.name] = z3.Int(f"{ins.name}.{d.name}")
         for d in ins.attrs():
             s.add(a[d.name] >= d.lo, a[d.name] <= d.hi)
-        s.add(*(sym == val for sym, val in eqs))
+        s.add(*eqs)
         s.add(ins.e(a, _Z3))
         for sl, (starts, lengths) in zip((ins.output,) + ins.inputs, ins.h(a, _Z3)):
             dims = self.target.buffers[sl.buffer].access_shape
@@ -218,20 +266,27 @@ def _applier(p: Pattern, solver: AlphaSolver):  # noqa: ANN202
         for k, m in enumerate(_match(p, p.root, c, view, _Match())):
             if k >= MAX_MATCHES:
                 break
-            if len(m.params) != len(ins.inputs):
-                continue
             alpha = solver.solve(p, m.eqs)
             if alpha is None:
                 continue
-            args = tuple(m.params[i] for i in range(len(ins.inputs)))
-            key = (args, tuple(sorted(alpha.items())))
+            key = (tuple(sorted(m.params.items())), tuple(sorted(alpha.items())))
             if key in seen:
                 continue
             seen.add(key)
-            yield Term(PII_PREFIX + ins.name, view.type(c), tuple(Class(x) for x in args),
+            yield Term(PII_PREFIX + ins.name, view.type(c), _operands(solver.target, ins, alpha, m.params),
                        {**alpha, "buffer": ins.output.buffer})
 
     return apply
+
+
+def _operands(target: TargetDef, ins: type[InstructionDef], alpha: dict[str, int],
+              params: dict[int, ClassId]) -> tuple[Term | Class, ...]:
+    """The pii's operands; a parameter left unbound by a skipped identity op has
+    no influence on the result and becomes ``undef`` (whatever the slice holds)."""
+    if len(params) == len(ins.inputs):
+        return tuple(Class(params[i]) for i in range(len(ins.inputs)))
+    types = target.semantics(ins, alpha).parameter_types
+    return tuple(Class(params[i]) if i in params else Term(UNDEF, types[i]) for i in range(len(ins.inputs)))
 
 
 def input_buffers(target: TargetDef, node: ENode) -> tuple[str, ...]:

@@ -21,7 +21,7 @@ from .convert import module_to_terms
 from .extract import Extractor, PiiGraph, explain
 from .identity import IDENTITY_RULES
 from .isa_rules import isa_rules
-from .rules import Rule, SaturationStats, filter_rules, run_rules
+from .rules import Rule, SaturationStats, run_rules
 from .tensor_egraph import TensorEGraph
 from .terms import Class, ENode, Term
 
@@ -33,10 +33,11 @@ class NoPiiGraph(ActgenError):
 @dataclass
 class Limits:
     iterations: int = 12  # saturation iterations k (the node bound is 2^k)
-    max_nodes: int = 50_000  # e-nodes
+    max_nodes: int = 20_000  # e-nodes
     timeout: float = 20.0  # seconds for phase 1
     graphs_per_round: int = 32  # pii graphs extracted per k
     max_pii_nodes: int = 4096  # cap on Γ(k)
+    expand_from: int = 6  # round k from which the expansive rules run even before the cheap ones saturate
 
 
 @dataclass
@@ -63,12 +64,20 @@ def _materialize_constants() -> Rule:
     return const_bflat
 
 
+EXPANSIVE_MARKS = ("-split", "-as-dot", "dot-identity")
+
+
+def is_expansive(r: Rule) -> bool:
+    """Rules that grow the e-graph by a factor (tiling splits, identity matmuls)."""
+    return r.expansive or any(m in r.name for m in EXPANSIVE_MARKS)
+
+
 def default_rules(target: TargetDef) -> tuple[list[Rule], list]:
-    from .axioms import AXIOMS
+    from .axioms import rules_for_ops
 
     isa, patterns = isa_rules(target)
     ops = target_ops(target, patterns)
-    return filter_rules(AXIOMS, ops) + IDENTITY_RULES + [_materialize_constants()] + isa, patterns
+    return rules_for_ops(ops) + IDENTITY_RULES + [_materialize_constants()] + isa, patterns
 
 
 class InstructionSelector:
@@ -101,10 +110,17 @@ class InstructionSelector:
         deadline = time.perf_counter() + lim.timeout
         seen: set[tuple] = set()
         saturated = False
+        cheap = [r for r in self.rules if not is_expansive(r)]
+        expanded = False
         for k in range(1, lim.iterations + 1):
+            # Cheap rules first; the expansive ones (tiling splits, identity matmuls)
+            # join once the cheap ones saturate or at round expand_from.
+            if not expanded and (saturated or k >= lim.expand_from):
+                expanded, saturated = True, False
             if not saturated:
-                run_rules(self.eg, self.rules, iterations=1, max_nodes=lim.max_nodes, deadline=deadline,
-                          stats=self.stats.saturation)
+                self.stats.saturation.saturated = False
+                run_rules(self.eg, self.rules if expanded else cheap, iterations=1, max_nodes=lim.max_nodes,
+                          deadline=deadline, stats=self.stats.saturation)
                 saturated = self.stats.saturation.saturated
             t0 = time.perf_counter()
             ex = Extractor(self.target, self.eg.view)
@@ -117,7 +133,7 @@ class InstructionSelector:
                     yield g
             if time.perf_counter() > deadline or self.stats.saturation.nodes > lim.max_nodes:
                 break
-            if saturated and 2**k >= lim.max_pii_nodes:
+            if saturated and expanded and 2**k >= lim.max_pii_nodes:
                 break
 
     def first(self) -> PiiGraph:

@@ -18,24 +18,27 @@ from .tensor_egraph import TensorEGraph
 from .terms import ENode, Term, View
 
 Applier = Callable[[View, ClassId, ENode], Iterable[Term]]
+ANY = "*"  # a root that matches once per e-class, whatever its nodes
 
 
 @dataclass(frozen=True)
 class Rule:
     name: str
-    roots: frozenset[str]  # operators of the e-nodes this rule matches at
+    roots: frozenset[str]  # operators of the e-nodes this rule matches at; ANY: every e-class
     produces: frozenset[str]  # operators its right-hand sides may contain
     apply: Applier = field(compare=False)
     exact: bool = True  # holds for every shape (and is proved with z3 where stated)
     doc: str = ""
+    expansive: bool = False  # grows the e-graph a lot (splits, identity matmuls): enabled in later rounds
 
 
 def rule(name: str, roots: Iterable[str], produces: Iterable[str], *, exact: bool = True,
-         doc: str = "") -> Callable[[Applier], Rule]:
+         doc: str = "", expansive: bool = False) -> Callable[[Applier], Rule]:
     """Decorator: ``@rule("dot-comm", {"dot"}, {"dot", "transpose"})``."""
 
     def wrap(fn: Applier) -> Rule:
-        return Rule(name, frozenset(roots), frozenset(produces), fn, exact, doc or (fn.__doc__ or "").strip())
+        return Rule(name, frozenset(roots), frozenset(produces), fn, exact, doc or (fn.__doc__ or "").strip(),
+                    expansive)
 
     return wrap
 
@@ -51,10 +54,13 @@ def filter_rules(rules: Iterable[Rule], target_ops: set[str]) -> list[Rule]:
     while changed:
         changed = False
         for r in rules:
-            if r not in kept and r.produces & useful:
+            # An op-preserving rule (a split, commutativity) matters only for a useful op;
+            # a converting rule B -> C matters when C is useful, and then makes B useful.
+            preserving = r.roots & r.produces
+            if r not in kept and (preserving & useful if preserving else r.produces & useful):
                 kept.append(r)
-                if not r.roots <= useful:
-                    useful |= r.roots
+                if not r.roots - {ANY} <= useful:
+                    useful |= r.roots - {ANY}
                     changed = True
     return [r for r in rules if r in kept]
 
@@ -70,9 +76,12 @@ class SaturationStats:
 
 
 def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes: int,
-              deadline: float | None = None, stats: SaturationStats | None = None) -> SaturationStats:
+              deadline: float | None = None, stats: SaturationStats | None = None,
+              max_matches: int = 1000) -> SaturationStats:
     """Apply every rule at every matching node, ``iterations`` times or until
-    nothing changes (saturation), the node limit, or the deadline."""
+    nothing changes (saturation), the node limit, or the deadline. A rule adds at
+    most ``max_matches`` results per iteration (egg's backoff, simplified): the
+    rest wait for the next iteration, so no single rule floods the e-graph."""
     stats = stats or SaturationStats()
     t0 = time.perf_counter()
     view = eg.view
@@ -82,19 +91,25 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
             by_root.setdefault(op, []).append(r)
     for _ in range(iterations):
         before = (sum(len(v) for _, v in view.items()), len(list(view)))
+        budget = dict.fromkeys((r.name for r in rules), max_matches)
+        out_of_time = False
         for c, nodes in view.items():
-            for n in nodes:
-                for r in by_root.get(n.op, ()):
-                    if (r.name, c, n) in eg.fired:
+            if deadline is not None and time.perf_counter() > deadline:
+                out_of_time = True
+                break
+            for j, n in enumerate(nodes):
+                for r in by_root.get(n.op, []) + (by_root.get(ANY, []) if j == 0 else []):
+                    if (r.name, c, n) in eg.fired or budget[r.name] <= 0:
                         continue
                     eg.fired.add((r.name, c, n))
                     for t in r.apply(view, c, n):
                         eg.union(c, t)
+                        budget[r.name] -= 1
                         stats.per_rule[r.name] = stats.per_rule.get(r.name, 0) + 1
         view = eg.flush()
         stats.iterations += 1
         stats.nodes, stats.classes = sum(len(v) for _, v in view.items()), len(list(view))
-        if (stats.nodes, stats.classes) == before:
+        if (stats.nodes, stats.classes) == before and not out_of_time and all(b > 0 for b in budget.values()):
             stats.saturated = True
             break
         if stats.nodes > max_nodes or (deadline is not None and time.perf_counter() > deadline):

@@ -23,6 +23,8 @@ def pii_graph_to_module(g: PiiGraph, target: TargetDef, input_types: list[Tensor
             terms.append(bflat.flatten(params[i], input_types[i]))  # type: ignore[arg-type]
         elif n.kind == "const":
             terms.append(n.term)  # type: ignore[arg-type]
+        elif n.kind == "undef":  # any value: the instruction's result does not depend on it
+            terms.append(_zeros(n.type))
         elif n.op == "slice^H":
             terms.append(Term("slice", n.type, tuple(args), {"slice": n.attrs["slice"]}))
         elif n.op == "concat^H":
@@ -34,3 +36,12 @@ def pii_graph_to_module(g: PiiGraph, target: TargetDef, input_types: list[Tensor
             terms.append(out)
     outs = [bflat.unflatten(terms[o], t) for o, t in zip(g.outputs, output_types)]
     return to_module(outs, "pii_graph")  # type: ignore[arg-type]
+
+
+def _zeros(t: TensorType) -> Term:
+    import numpy as np
+
+    from ..ir.attrs import Literal
+
+    zero = Term("constant", TensorType(t.dtype, ()), (), {"literal": Literal(t.dtype, np.zeros((), t.dtype.np))})
+    return Term("broadcast", t, (zero,), {"dimensions": ()})

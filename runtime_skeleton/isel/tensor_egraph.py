@@ -50,4 +50,4 @@ class TensorEGraph:
 
     def class_of(self, ref: str) -> ClassId:
         """The class of a reference returned by ``add`` (as of the last flush)."""
-        return self.g.class_of(int(ref[2:]))
+        return self.g.class_of(int(ref[3:-1]))  # "(H <i>)"
