@@ -23,7 +23,7 @@ from ..symbolic import Z3Algebra
 from ..target import InstructionDef, TargetDef
 from .convert import reducer_name
 from .egraph import ClassId
-from .rules import Rule
+from .rules import ANY, Rule
 from .terms import PII_PREFIX, Class, ENode, Term, View
 
 UNDEF = "undef"
@@ -114,12 +114,21 @@ def _unify(sym: Any, val: Any, eqs: list) -> bool:
                                           for f in sym.__dataclass_fields__)
 
 
-def _match(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterator[_Match]:
+def _match(p: Pattern, i: int, c: ClassId, view: View, m: _Match, under_reshape: bool = False) -> Iterator[_Match]:
+    """Bindings under which pattern node ``i`` computes class ``c``. Below a
+    reshape, a pattern reshape may be folded away: reshape(reshape(y)) == reshape(y)."""
     pn = p.nodes[i]
+    if under_reshape and pn.op == "reshape":
+        yield from _match(p, pn.children[0], c, view, m, True)
     if i in m.nodes:
         if m.nodes[i] == c:
             yield m
         return
+    for skip in _identity_skips(p, pn):
+        nm = _copy(m)
+        nm.eqs += skip.facts
+        nm.nodes[i] = c  # an identity: its value is its operand's
+        yield from _match(p, skip.child, c, view, nm, under_reshape)
     t = view.type(c)
     if t.dtype.name != pn.dtype or len(t.shape) != len(pn.shape):
         return
@@ -131,10 +140,6 @@ def _match(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterator[_M
         nm.eqs, nm.params[pn.param], nm.nodes[i] = eqs, c, c
         yield nm
         return
-    for skip in _identity_skips(p, pn):
-        nm = _copy(m)
-        nm.eqs += skip.facts
-        yield from _match(p, skip.child, c, view, nm)
     for n in view.nodes(c):
         if n.op != pn.op or len(n.children) != len(pn.children):
             continue
@@ -143,13 +148,7 @@ def _match(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterator[_M
             continue
         nm = _copy(m)
         nm.eqs, nm.nodes[i] = eqs, c
-        yield from _match_children(p, pn.children, n.children, view, nm)
-        inner = p.nodes[pn.children[0]] if pn.children else None
-        if pn.op == "reshape" and inner is not None and inner.op == "reshape":
-            # reshape(reshape(y)) == reshape(y): the inner reshape need not exist in the kernel
-            nm = _copy(m)
-            nm.eqs, nm.nodes[i] = list(eqs), c
-            yield from _match_children(p, inner.children, n.children, view, nm)
+        yield from _match_children(p, pn.children, n.children, view, nm, pn.op == "reshape")
 
 
 @dataclass(frozen=True)
@@ -190,12 +189,12 @@ def _eq(a: Any, b: Any) -> Any:
 
 
 def _match_children(p: Pattern, pk: tuple[int, ...], ck: tuple[ClassId, ...], view: View,
-                    m: _Match) -> Iterator[_Match]:
+                    m: _Match, under_reshape: bool = False) -> Iterator[_Match]:
     if not pk:
         yield m
         return
-    for m1 in _match(p, pk[0], ck[0], view, m):
-        yield from _match_children(p, pk[1:], ck[1:], view, m1)
+    for m1 in _match(p, pk[0], ck[0], view, m, under_reshape):
+        yield from _match_children(p, pk[1:], ck[1:], view, m1, under_reshape)
 
 
 def _attrs_match(pn: PNode, n: ENode, eqs: list) -> bool:
@@ -250,12 +249,27 @@ def isa_rules(target: TargetDef) -> tuple[list[Rule], list[Pattern]]:
     patterns = [compile_pattern(target, ins) for ins in target.instructions.values()]
     rules = []
     for p in patterns:
-        root = p.nodes[p.root]
-        if root.param is not None:
-            continue  # g_θ is the identity: nothing to match structurally
-        rules.append(Rule(f"isa:{p.ins.name}", frozenset({root.op}), frozenset({PII_PREFIX + p.ins.name}),
+        rules.append(Rule(f"isa:{p.ins.name}", root_ops(p), frozenset({PII_PREFIX + p.ins.name}),
                           _applier(p, solver), doc=f"g_{p.ins.name} -> {p.ins.name}"))
     return rules, patterns
+
+
+def root_ops(p: Pattern) -> frozenset[str]:
+    """Operators a class must have for the pattern to match there: the root's, and
+    those reached by skipping identity ops; ANY when a skip reaches a parameter."""
+    ops: set[str] = set()
+    stack, seen = [p.root], set()
+    while stack:
+        i = stack.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        pn = p.nodes[i]
+        if pn.param is not None:
+            return frozenset({ANY})
+        ops.add(pn.op)
+        stack.extend(skip.child for skip in _identity_skips(p, pn))
+    return frozenset(ops)
 
 
 def _applier(p: Pattern, solver: AlphaSolver):  # noqa: ANN202
