@@ -1,0 +1,1313 @@
+"""Target-independent IR-to-IR rewrites: the foundational axioms R of Act §2.1/§5.2.1.
+
+Each rule is an identity in the spirit of XLA's algebraic simplifier and
+TensorRight's verified rules, sound for the XLA semantics the reference
+interpreter implements. ``exact=True`` means bit-for-bit equal results on every
+input (NaN payloads and NaN signs aside: numpy does not pin those down either);
+``exact=False`` means equal up to float rounding (regrouped sums, the sign of a
+zero sum, inf*0 in an identity matmul), each such rule saying why in its doc.
+Rules that are exact only for integers come in two: ``name`` for integer types
+(exact) and ``name-float`` for float types (exact=False). The rules in
+``SUM_ORDER_ONLY`` restructure dots (row/column/batch splits, transposed
+operands): bit-exact for integers, and for floats equal up to the order in which
+the matmul adds the same products, which XLA does not fix.
+
+Groups: slice/concat/pad/reverse algebra; reshape/transpose/bitcast/convert
+fusion and movement through elementwise ops; tiling splits (Act §5.2.3,
+Fig. 36); identity matmuls (x = x·I, reductions and broadcasts as matmuls with
+ones, negation and reversal as matmuls); max/min/clamp; elementwise algebra;
+dot algebra; copy introduction.
+
+Split points. A tiling split cuts a dimension of size n > 1 at
+``split_point(n)``, the largest power of two strictly below n, into [0, p) and
+[p, n). Both pieces are strictly smaller, so recursive splitting ends at size 1,
+and a dimension of size n gives O(n) distinct sub-ranges rather than O(n^2).
+A piece larger than a power of two T is cut at a multiple of T, so for every
+instruction tile size T (16, 64, 128, ...) the pieces include the aligned
+T-tiles covering the dimension plus one smaller remainder (n = 200, T = 64:
+[0,64) [64,128) [128,192) [192,200)). A d-dimensional op still has O(n^d)
+sub-ops when every dimension is split to the end: bound it with run_rules'
+``max_nodes``.
+
+Rules that match any value (``copy-intro``, ``dot-identity``) list the value
+producing operators in ``VALUE_ROOTS`` as their roots. Elementwise splits are one
+rule per operator (``add-split``, ...) so that the Appendix C.2 filter can tell
+them apart. Rules whose right-hand side is only an existing class (``slice-full``:
+slice(x) = x) produce no operator; ``rules_for_ops`` always keeps them (they can
+only remove operators). Constants built by rules (identity matrices, ones, shift
+amounts) are single ``constant`` terms of at most ``MAX_CONSTANT_ELEMENTS``
+elements.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ..ir.attrs import Literal, PadDim, SliceDim
+from ..ir.dtypes import DType, f32, s32, u32
+from ..ir.graph import Computation
+from ..ir.ops import BINARY_OPS, UNARY_OPS
+from ..ir.shape_inference import ShapeError, infer_type
+from ..ir.types import TensorType
+from .convert import _REDUCERS
+from .egraph import ClassId
+from .rules import ANY, Applier, Rule, filter_rules, rule
+from .terms import Class, ENode, Term, View
+
+AXIOMS: list[Rule] = []
+
+ELEMENTWISE = frozenset(UNARY_OPS | BINARY_OPS | {"convert", "compare", "select", "clamp"})
+COMMUTATIVE = ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
+VALUE_ROOTS = frozenset({
+    "parameter", "input", "constant", "copy", "convert", "bitcast-convert", "reshape", "transpose",
+    "broadcast", "slice", "concatenate", "dot", "reduce",
+})
+MAX_CONSTANT_ELEMENTS = 1 << 20
+GLUE_OPS = frozenset({"constant", "slice", "concatenate"})
+# Exact, except that a float dot's value may differ in the order the matmul sums
+# the same products (XLA leaves that order open; the reference's BLAS picks
+# kernels by shape and layout, so splitting rows or transposing an operand can
+# change the last bits). Integer dots are bit-exact.
+SUM_ORDER_ONLY = frozenset({
+    "dot-split-lhs", "dot-split-rhs", "dot-split-batch", "dot-rhs-transpose", "dot-lhs-transpose",
+    "dot-fold-transpose-rhs", "dot-fold-transpose-lhs", "transpose-dot-swap",
+})
+
+Arg = Term | Class
+
+
+def axiom(name: str, roots: Iterable[str], produces: Iterable[str], *, exact: bool = True,
+          expansive: bool = False):
+    """``rules.rule`` that also registers the rule in AXIOMS."""
+
+    def wrap(fn: Applier) -> Rule:
+        r = rule(name, roots, produces, exact=exact, expansive=expansive)(fn)
+        AXIOMS.append(r)
+        return r
+
+    return wrap
+
+
+def rules_for_ops(ops: set[str]) -> list[Rule]:
+    """Act Appendix C.2 for a target whose instructions use ``ops``: ``filter_rules``
+    judging each rule by the operators it produces besides the glue every target
+    has (``GLUE_OPS``: constants live in the constant section, Act §6.3; slices and
+    concatenations are the identity instructions slice^H/concat^H, §5.2.3). A rule
+    that produces only glue (slice-slice, concat-merge-slices) or nothing (x = x
+    simplifications) can only remove operators, so it is always kept."""
+    judged = {replace(r, produces=r.produces - GLUE_OPS): r for r in AXIOMS}
+    kept = {judged[r] for r in filter_rules([r for r in judged if r.produces], set(ops))}
+    return [r for r in AXIOMS if r in kept or not (r.produces - GLUE_OPS)]
+
+
+# ---------------------------------------------------------------- arithmetic shared with the z3 proofs
+# These work on Python ints and on z3 integer expressions alike (proofs.py reuses them).
+
+
+def split_point(n: int) -> int:
+    """The largest power of two strictly smaller than n (n > 1)."""
+    return 1 << ((n - 1).bit_length() - 1)
+
+
+def compose_slice_dim(outer_start, outer_stride, inner_start, inner_stride):
+    """(start, stride) of slice_outer(slice_inner(x)) as one slice of x."""
+    return inner_start + outer_start * inner_stride, outer_stride * inner_stride
+
+
+def compose_perm(inner: Sequence[int], outer: Sequence[int]) -> tuple[int, ...]:
+    """transpose(transpose(x, inner), outer) = transpose(x, result)."""
+    return tuple(inner[j] for j in outer)
+
+
+def inverse_perm(perm: Sequence[int]) -> tuple[int, ...]:
+    inv = [0] * len(perm)
+    for j, p in enumerate(perm):
+        inv[p] = j
+    return tuple(inv)
+
+
+def compose_reverse(inner: Iterable[int], outer: Iterable[int]) -> tuple[int, ...]:
+    """reverse(reverse(x, inner), outer) = reverse(x, result); () means x itself."""
+    return tuple(sorted(set(inner) ^ set(outer)))
+
+
+def unpermute_slice(spec: Sequence[Any], perm: Sequence[int]) -> tuple:
+    """slice(transpose(x, perm), spec) = transpose(slice(x, result), perm)."""
+    out: list[Any] = [None] * len(perm)
+    for j, p in enumerate(perm):
+        out[p] = spec[j]
+    return tuple(out)
+
+
+def compose_broadcast_dims(inner: Sequence[int], outer: Sequence[int]) -> tuple[int, ...]:
+    """broadcast(broadcast(x, inner), outer) = broadcast(x, result)."""
+    return tuple(outer[d] for d in inner)
+
+
+def transpose_of_broadcast(dims: Sequence[int], perm: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """transpose(broadcast(x, dims), perm) = broadcast(transpose(x, sigma), new_dims):
+    returns (sigma, new_dims)."""
+    inv = inverse_perm(perm)
+    q = [inv[d] for d in dims]
+    sigma = tuple(sorted(range(len(q)), key=q.__getitem__))
+    return sigma, tuple(sorted(q))
+
+
+def count(s: SliceDim) -> int:
+    return max(0, (s.limit - s.start + s.stride - 1) // s.stride)
+
+
+def limit_for(start: int, stride: int, n: int) -> int:
+    """The tightest limit of a slice with ``n`` elements."""
+    return start + (n - 1) * stride + 1 if n > 0 else start
+
+
+# ---------------------------------------------------------------- typed term construction
+
+
+class Make:
+    """Term constructors over a snapshot: every term gets its inferred type, so a
+    rule cannot produce an ill-typed term (infer_type raises ShapeError)."""
+
+    def __init__(self, view: View):
+        self.view = view
+
+    def type(self, x: Arg) -> TensorType:
+        return x.type if isinstance(x, Term) else self.view.type(x.id)
+
+    def op(self, opcode: str, args: Sequence[Arg], attrs: dict[str, Any] | None = None,
+           declared: TensorType | None = None, computations: dict[str, Computation] | None = None) -> Term:
+        attrs = attrs or {}
+        t = infer_type(opcode, [self.type(a) for a in args], attrs, computations, declared)
+        assert isinstance(t, TensorType)
+        return Term(opcode, t, tuple(args), attrs)
+
+    def like(self, node: ENode, args: Sequence[Arg]) -> Term:
+        """``node``'s elementwise operator and attributes over new operands."""
+        shape = next((self.type(a).shape for a in args if self.type(a).rank), self.type(args[0]).shape)
+        return self.op(node.op, args, dict(node.attrs), TensorType(node.type.dtype, shape))
+
+    def slice(self, x: Arg, spec: Sequence[SliceDim]) -> Arg:
+        shape = self.type(x).shape
+        if all(s == SliceDim(0, n, 1) for s, n in zip(spec, shape)):
+            return x
+        return self.op("slice", [x], {"slice": tuple(spec)})
+
+    def slice_dim(self, x: Arg, d: int, start: int, limit: int) -> Arg:
+        spec = [SliceDim(0, n, 1) for n in self.type(x).shape]
+        spec[d] = SliceDim(start, limit, 1)
+        return self.slice(x, spec)
+
+    def concat(self, xs: Sequence[Arg], d: int) -> Arg:
+        return xs[0] if len(xs) == 1 else self.op("concatenate", xs, {"dimensions": (d,)})
+
+    def transpose(self, x: Arg, perm: Sequence[int]) -> Arg:
+        if tuple(perm) == tuple(range(len(perm))):
+            return x
+        return self.op("transpose", [x], {"dimensions": tuple(perm)})
+
+    def reshape(self, x: Arg, shape: Sequence[int]) -> Arg:
+        t = self.type(x)
+        if t.shape == tuple(shape):
+            return x
+        return self.op("reshape", [x], {}, TensorType(t.dtype, tuple(shape)))
+
+    def broadcast(self, x: Arg, shape: Sequence[int], dims: Sequence[int]) -> Arg:
+        t = self.type(x)
+        if t.shape == tuple(shape) and tuple(dims) == tuple(range(t.rank)):
+            return x
+        return self.op("broadcast", [x], {"dimensions": tuple(dims)}, TensorType(t.dtype, tuple(shape)))
+
+    def convert(self, x: Arg, dtype: DType) -> Arg:
+        t = self.type(x)
+        return x if t.dtype == dtype else self.op("convert", [x], {}, TensorType(dtype, t.shape))
+
+    def bitcast(self, x: Arg, dtype: DType) -> Term:
+        return self.op("bitcast-convert", [x], {}, TensorType(dtype, ()))
+
+    def constant(self, values: Any, dtype: DType) -> Term:
+        arr = np.asarray(values)
+        if dtype.is_int and arr.dtype.kind in "iu":
+            arr = arr.astype(np.int64).astype(dtype.np)  # wraps (-1 as u8 is 255)
+        lit = Literal(dtype, arr)
+        return Term("constant", TensorType(dtype, lit.shape), (), {"literal": lit})
+
+    def scalar(self, value: Any, dtype: DType) -> Term:
+        return self.constant(np.asarray(value), dtype)
+
+    def dot(self, a: Arg, b: Arg, dtype: DType, lc: Sequence[int], rc: Sequence[int],
+            lb: Sequence[int] = (), rb: Sequence[int] = (), base: ENode | None = None) -> Term:
+        attrs = dict(base.attrs) if base is not None else {}
+        attrs.update(lhs_batch_dims=tuple(lb), lhs_contracting_dims=tuple(lc),
+                     rhs_batch_dims=tuple(rb), rhs_contracting_dims=tuple(rc))
+        return self.op("dot", [a, b], attrs, TensorType(dtype, ()))
+
+    def redot(self, node: ENode, a: Arg, b: Arg, dtype: DType | None = None) -> Term:
+        """``node`` (a dot) over new operands, same dimension numbers."""
+        lb, lc, rb, rc = dot_dims(node)
+        return self.dot(a, b, dtype or node.type.dtype, lc, rc, lb, rb, base=node)
+
+    def reduce(self, node: ENode, x: Arg, init: Arg) -> Term:
+        """``node`` (a one-array reduce) over a new array operand."""
+        name = node.attrs["to_apply"]
+        return self.op("reduce", [x, init], dict(node.attrs), computations={name: _REDUCERS[name]})
+
+
+# ---------------------------------------------------------------- matching helpers
+
+
+def kids(node: ENode) -> list[Class]:
+    return [Class(c) for c in node.children]
+
+
+def dot_dims(node: ENode) -> tuple[tuple[int, ...], ...]:
+    a = node.attrs
+    return tuple(tuple(a.get(k, ())) for k in
+                 ("lhs_batch_dims", "lhs_contracting_dims", "rhs_batch_dims", "rhs_contracting_dims"))
+
+
+def free_dims(rank: int, *used: Sequence[int]) -> list[int]:
+    taken = {d for u in used for d in u}
+    return [d for d in range(rank) if d not in taken]
+
+
+def splat(view: View, c: ClassId) -> np.ndarray | None:
+    """The one value (a 0-d array) all elements of class ``c`` have, when the class
+    holds a constant with equal elements or a broadcast of a scalar constant."""
+    for n in view.find(c, "constant"):
+        arr = n.attrs["literal"].array
+        if arr.size and _all_same_bits(arr):
+            return arr.reshape(-1)[:1].reshape(())
+    for n in view.find(c, "broadcast"):
+        s = n.children[0]
+        if view.type(s).rank == 0:
+            for k in view.find(s, "constant"):
+                return k.attrs["literal"].array
+    return None
+
+
+def _all_same_bits(arr: np.ndarray) -> bool:
+    raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8).reshape(arr.size, -1)
+    return bool((raw == raw[0]).all())
+
+
+def is_zero(v: np.ndarray | None, *, negative: bool | None = None) -> bool:
+    """v == 0; for floats, ``negative`` asks for the sign of the zero too."""
+    if v is None or v.dtype == np.bool_:
+        return False
+    if float(v) != 0:
+        return False
+    return negative is None or v.dtype.kind in "iu" or bool(np.signbit(v)) == negative
+
+
+def int_value(v: np.ndarray | None) -> int | None:
+    """v as an exact integer, or None (floats with fractions, pred)."""
+    if v is None or v.dtype == np.bool_:
+        return None
+    if v.dtype.kind in "iu":
+        return int(v)
+    f = float(v)
+    return int(f) if np.isfinite(f) and f == int(f) else None
+
+
+def reducer_op(name: str) -> str | None:
+    """The opcode of a reducer ``ROOT r = op(p0, p1)``, else None."""
+    comp = _REDUCERS.get(name)
+    if comp is None or len(comp.instructions) != 3:
+        return None
+    root = comp.root_instruction
+    if root.opcode in BINARY_OPS and sorted(root.operands) == ["p0", "p1"]:
+        return root.opcode
+    return None
+
+
+# ---------------------------------------------------------------- 1. slice / concat / pad / reverse
+
+
+@axiom("slice-slice", {"slice"}, {"slice"})
+def slice_slice(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """slice_o(slice_i(x)) = slice(x) with start = s_i + s_o*t_i, stride = t_o*t_i."""
+    mk = Make(view)
+    for inner in view.find(node.children[0], "slice"):
+        spec = []
+        for o, i in zip(node.attrs["slice"], inner.attrs["slice"]):
+            start, stride = compose_slice_dim(o.start, o.stride, i.start, i.stride)
+            spec.append(SliceDim(start, limit_for(start, stride, count(o)), stride))
+        yield mk.slice(Class(inner.children[0]), spec)
+
+
+@axiom("slice-full", {"slice"}, ())
+def slice_full(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """slice(x)[0:n:1 in every dim] = x."""
+    shape = view.type(node.children[0]).shape
+    if all(s.start == 0 and s.limit == n and s.stride == 1 for s, n in zip(node.attrs["slice"], shape)):
+        yield Class(node.children[0])
+
+
+def _concat_offsets(view: View, node: ENode, d: int) -> list[int]:
+    offs = [0]
+    for k in node.children:
+        offs.append(offs[-1] + view.type(k).shape[d])
+    return offs
+
+
+@axiom("slice-concat-within", {"slice"}, {"slice"})
+def slice_concat_within(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """slice(concat(x0, .., xn))[a:b:s along d] = slice(xk)[a-o:b-o:s] when [a, b) lies in xk."""
+    mk = Make(view)
+    spec = node.attrs["slice"]
+    for cat in view.find(node.children[0], "concatenate"):
+        (d,) = cat.attrs["dimensions"]
+        s = spec[d]
+        n = count(s)
+        if n == 0:
+            continue
+        last = s.start + (n - 1) * s.stride
+        offs = _concat_offsets(view, cat, d)
+        for k, x in enumerate(cat.children):
+            if offs[k] <= s.start and last < offs[k + 1]:
+                sub = list(spec)
+                sub[d] = SliceDim(s.start - offs[k], last - offs[k] + 1, s.stride)
+                yield mk.slice(Class(x), sub)
+
+
+@axiom("slice-concat-distribute", {"slice"}, {"slice", "concatenate"})
+def slice_concat_distribute(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """slice(concat(x0, .., xn))[a:b:1 along d] = concat of the slices of the xk that [a, b) touches."""
+    mk = Make(view)
+    spec = node.attrs["slice"]
+    for cat in view.find(node.children[0], "concatenate"):
+        (d,) = cat.attrs["dimensions"]
+        s = spec[d]
+        if s.stride != 1:
+            continue
+        offs = _concat_offsets(view, cat, d)
+        parts = []
+        for k, x in enumerate(cat.children):
+            lo, hi = max(s.start, offs[k]), min(s.limit, offs[k + 1])
+            if lo < hi:
+                sub = list(spec)
+                sub[d] = SliceDim(lo - offs[k], hi - offs[k], 1)
+                parts.append(mk.slice(Class(x), sub))
+        if len(parts) >= 2:
+            yield mk.concat(parts, d)
+
+
+def _mergeable(view: View, a: ENode, b: ENode, d: int) -> SliceDim | None:
+    """The slice along d covering slice a then slice b of the same tensor, if they abut."""
+    if a.children != b.children:
+        return None
+    sa, sb = a.attrs["slice"], b.attrs["slice"]
+    if any(x != y for i, (x, y) in enumerate(zip(sa, sb)) if i != d):
+        return None
+    p, q = sa[d], sb[d]
+    if p.stride != q.stride or count(p) == 0 or count(q) == 0 or q.start != p.start + count(p) * p.stride:
+        return None
+    return SliceDim(p.start, limit_for(p.start, p.stride, count(p) + count(q)), p.stride)
+
+
+@axiom("concat-merge-slices", {"concatenate"}, {"slice", "concatenate"})
+def concat_merge_slices(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """concat(.., slice(x)[a:b], slice(x)[b:e], ..) = concat(.., slice(x)[a:e], ..) (along the concat dim)."""
+    mk = Make(view)
+    (d,) = node.attrs["dimensions"]
+    ops = kids(node)
+    for k in range(len(ops) - 1):
+        for a in view.find(node.children[k], "slice"):
+            for b in view.find(node.children[k + 1], "slice"):
+                merged = _mergeable(view, a, b, d)
+                if merged is not None:
+                    spec = list(a.attrs["slice"])
+                    spec[d] = merged
+                    one = mk.slice(Class(a.children[0]), spec)
+                    yield mk.concat(ops[:k] + [one] + ops[k + 2:], d)
+
+
+@axiom("concat-single", {"concatenate"}, ())
+def concat_single(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """concat(x) = x."""
+    if len(node.children) == 1:
+        yield Class(node.children[0])
+
+
+@axiom("concat-flatten", {"concatenate"}, {"concatenate"})
+def concat_flatten(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """concat(a, concat(b, c), d) = concat(a, b, c, d) (same dimension)."""
+    mk = Make(view)
+    dims = node.attrs["dimensions"]
+    flat: list[Arg] = []
+    changed = False
+    for k in node.children:
+        inner = [n for n in view.find(k, "concatenate") if n.attrs["dimensions"] == dims and k not in n.children]
+        if inner:
+            flat.extend(kids(inner[0]))
+            changed = True
+        else:
+            flat.append(Class(k))
+    if changed:
+        yield mk.concat(flat, dims[0])
+
+
+@axiom("concat-binarize", {"concatenate"}, {"concatenate"})
+def concat_binarize(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """concat(x0, x1, .., xn) = concat(x0, concat(x1, .., xn)) for n >= 2 (binary concat instructions)."""
+    if len(node.children) >= 3:
+        mk = Make(view)
+        (d,) = node.attrs["dimensions"]
+        ops = kids(node)
+        yield mk.concat([ops[0], mk.concat(ops[1:], d)], d)
+
+
+@axiom("pad-noop", {"pad"}, ())
+def pad_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """pad(x, v) with all-zero padding = x."""
+    if all(p == PadDim(0, 0, 0) for p in node.attrs["padding"]):
+        yield Class(node.children[0])
+
+
+@axiom("slice-pad", {"slice"}, {"slice"})
+def slice_pad(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """slice(pad(x, v, lo_hi))[a:b:s] = slice(x)[a-lo:b-lo:s] when the slice reads only x."""
+    mk = Make(view)
+    spec = node.attrs["slice"]
+    for pad in view.find(node.children[0], "pad"):
+        shape = view.type(pad.children[0]).shape
+        sub = []
+        for s, p, n in zip(spec, pad.attrs["padding"], shape):
+            k = count(s)
+            last = s.start + (k - 1) * s.stride
+            if k == 0 or p.interior != 0 or s.start < p.lo or last >= p.lo + n:
+                break
+            sub.append(SliceDim(s.start - p.lo, last - p.lo + 1, s.stride))
+        else:
+            yield mk.slice(Class(pad.children[0]), sub)
+
+
+@axiom("reverse-reverse", {"reverse"}, {"reverse"})
+def reverse_reverse(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reverse(reverse(x, A), B) = reverse(x, A xor B) (= x when A = B)."""
+    for inner in view.find(node.children[0], "reverse"):
+        dims = compose_reverse(inner.attrs["dimensions"], node.attrs["dimensions"])
+        x = Class(inner.children[0])
+        yield Make(view).op("reverse", [x], {"dimensions": dims}) if dims else x
+
+
+@axiom("reverse-noop", {"reverse"}, ())
+def reverse_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reverse(x, dims) = x when every reversed dimension has size <= 1."""
+    shape = node.type.shape
+    if all(shape[d] <= 1 for d in node.attrs["dimensions"]):
+        yield Class(node.children[0])
+
+
+@axiom("slice-transpose", {"slice"}, {"slice", "transpose"})
+def slice_transpose(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """slice(transpose(x, p), s) = transpose(slice(x, s'), p) with s'[p[j]] = s[j]."""
+    mk = Make(view)
+    for t in view.find(node.children[0], "transpose"):
+        perm = t.attrs["dimensions"]
+        yield mk.transpose(mk.slice(Class(t.children[0]), unpermute_slice(node.attrs["slice"], perm)), perm)
+
+
+@axiom("slice-broadcast", {"slice"}, {"slice", "broadcast"})
+def slice_broadcast(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """slice(broadcast(x, dims), s) = broadcast(slice(x, s restricted to dims), sliced shape)."""
+    mk = Make(view)
+    spec = node.attrs["slice"]
+    for b in view.find(node.children[0], "broadcast"):
+        x = b.children[0]
+        xshape, dims = view.type(x).shape, b.attrs["dimensions"]
+        sub = [spec[d] if xshape[i] == b.type.shape[d] else SliceDim(0, 1, 1) for i, d in enumerate(dims)]
+        yield mk.broadcast(mk.slice(Class(x), sub), node.type.shape, dims)
+
+
+# ---------------------------------------------------------------- 2. reshape / transpose / bitcast / convert
+
+
+@axiom("reshape-reshape", {"reshape"}, {"reshape"})
+def reshape_reshape(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reshape(reshape(x)) = reshape(x) (= x when the shapes agree)."""
+    mk = Make(view)
+    for inner in view.find(node.children[0], "reshape"):
+        yield mk.reshape(Class(inner.children[0]), node.type.shape)
+
+
+@axiom("reshape-noop", {"reshape"}, ())
+def reshape_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reshape(x) to x's own shape = x."""
+    if view.type(node.children[0]).shape == node.type.shape:
+        yield Class(node.children[0])
+
+
+@axiom("transpose-transpose", {"transpose"}, {"transpose"})
+def transpose_transpose(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """transpose(transpose(x, p), q) = transpose(x, p∘q) (= x when that is the identity)."""
+    mk = Make(view)
+    for inner in view.find(node.children[0], "transpose"):
+        yield mk.transpose(Class(inner.children[0]), compose_perm(inner.attrs["dimensions"], node.attrs["dimensions"]))
+
+
+@axiom("transpose-noop", {"transpose"}, ())
+def transpose_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """transpose(x, identity) = x."""
+    if tuple(node.attrs["dimensions"]) == tuple(range(node.type.rank)):
+        yield Class(node.children[0])
+
+
+@axiom("transpose-as-reshape", {"transpose"}, {"reshape"})
+def transpose_as_reshape(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """transpose(x, p) = reshape(x) when p moves only size-1 dimensions."""
+    perm = node.attrs["dimensions"]
+    shape = view.type(node.children[0]).shape
+    big = [d for d in perm if shape[d] != 1]
+    if tuple(perm) != tuple(range(len(perm))) and big == sorted(big):
+        yield Make(view).reshape(Class(node.children[0]), node.type.shape)
+
+
+@axiom("bitcast-convert-noop", {"bitcast-convert"}, ())
+def bitcast_convert_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """bitcast-convert(x) to x's own element type = x."""
+    if view.type(node.children[0]).same_shape_dtype(node.type):
+        yield Class(node.children[0])
+
+
+@axiom("bitcast-convert-chain", {"bitcast-convert"}, {"bitcast-convert", "reshape"})
+def bitcast_convert_chain(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """bitcast(bitcast(x, T2), T3) = reshape(bitcast(x, T3)) (both keep the row-major byte sequence)."""
+    mk = Make(view)
+    for inner in view.find(node.children[0], "bitcast-convert"):
+        x = Class(inner.children[0])
+        try:
+            direct = mk.bitcast(x, node.type.dtype) if view.type(x.id).dtype != node.type.dtype else x
+        except ShapeError:
+            continue  # e.g. u8[n,4] -> s32[n] -> s16[n,2]: no single bitcast from u8[n,4] to s16
+        yield mk.reshape(direct, node.type.shape)
+
+
+@axiom("bitcast-convert-reshape", {"bitcast-convert"}, {"bitcast-convert", "reshape"})
+def bitcast_convert_reshape(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """bitcast(reshape(x), T) = reshape(bitcast(x, T)) when T has x's bit width."""
+    mk = Make(view)
+    for r in view.find(node.children[0], "reshape"):
+        x = Class(r.children[0])
+        if view.type(x.id).dtype.bits == node.type.dtype.bits:
+            yield mk.reshape(mk.bitcast(x, node.type.dtype), node.type.shape)
+
+
+_FLOAT_FORMAT = {"f16": (5, 11), "bf16": (8, 8), "f32": (8, 24), "f64": (11, 53)}  # exponent bits, precision
+
+
+def holds(src: DType, dst: DType) -> bool:
+    """Every value of ``src`` converts to ``dst`` exactly."""
+    if src == dst or src.is_pred:
+        return True
+    if dst.is_pred:
+        return False
+    if src.is_float:
+        if not dst.is_float:
+            return False
+        (se, sp), (de, dp) = _FLOAT_FORMAT[src.name], _FLOAT_FORMAT[dst.name]
+        return de >= se and dp >= sp
+    magnitude = src.bits - 1 if src.is_signed else src.bits  # values lie in [-2^m, 2^m)
+    if dst.is_float:
+        return _FLOAT_FORMAT[dst.name][1] >= magnitude
+    if src.is_signed:
+        return dst.is_signed and dst.bits >= src.bits
+    return dst.bits > src.bits if dst.is_signed else dst.bits >= src.bits
+
+
+def convert_chain_exact(t1: DType, t2: DType, t3: DType) -> bool:
+    """convert(convert(x: t1, t2), t3) == convert(x, t3) for every x. Integer-only
+    chains: t2 holds t1, or t3 is no wider than t2 (both keep x's low t3 bits;
+    exactly the chains z3 proves, see proofs.py). Otherwise t2 must hold t1, and
+    when t2 is a float between integers t3 must hold t1 too (float->int saturates
+    where int->int wraps)."""
+    if t1.is_int and t2.is_int and t3.is_int:
+        return holds(t1, t2) or t3.bits <= t2.bits
+    if not holds(t1, t2):
+        return False
+    if t2.is_float and t1.is_int and t3.is_int:
+        return holds(t1, t3)
+    return True
+
+
+@axiom("convert-convert", {"convert"}, {"convert"})
+def convert_convert(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """convert(convert(x, T2), T3) = convert(x, T3) when nothing is lost (s8->s32->s64, not f32->bf16->f32)."""
+    mk = Make(view)
+    for inner in view.find(node.children[0], "convert"):
+        x = Class(inner.children[0])
+        if convert_chain_exact(view.type(x.id).dtype, inner.type.dtype, node.type.dtype):
+            yield mk.convert(x, node.type.dtype)
+
+
+@axiom("convert-noop", {"convert"}, ())
+def convert_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """convert(x) to x's own element type = x."""
+    if view.type(node.children[0]).dtype == node.type.dtype:
+        yield Class(node.children[0])
+
+
+def _moved(mk: Make, view: View, node: ENode, move: Callable[[Arg], Arg]) -> Iterator[Arg]:
+    """For a data-movement ``node`` over an elementwise op: op(move(x), move(y), ..)
+    (scalar clamp bounds stay as they are)."""
+    for e in _elementwise_nodes(view, node.children[0]):
+        yield mk.like(e, [Class(k) if view.type(k).rank == 0 else move(Class(k)) for k in e.children])
+
+
+def _elementwise_nodes(view: View, c: ClassId) -> list[ENode]:
+    return [n for n in view.nodes(c) if n.op in ELEMENTWISE and n.type.rank > 0]
+
+
+@axiom("transpose-elementwise", {"transpose"}, ELEMENTWISE | {"transpose"})
+def transpose_elementwise(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """transpose(op(x, y)) = op(transpose(x), transpose(y)) for elementwise op."""
+    mk = Make(view)
+    yield from _moved(mk, view, node, lambda x: mk.transpose(x, node.attrs["dimensions"]))
+
+
+@axiom("slice-elementwise", {"slice"}, ELEMENTWISE | {"slice"})
+def slice_elementwise(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """slice(op(x, y)) = op(slice(x), slice(y)) for elementwise op."""
+    mk = Make(view)
+    yield from _moved(mk, view, node, lambda x: mk.slice(x, node.attrs["slice"]))
+
+
+@axiom("reshape-elementwise", {"reshape"}, ELEMENTWISE | {"reshape"})
+def reshape_elementwise(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reshape(op(x, y)) = op(reshape(x), reshape(y)) for elementwise op."""
+    mk = Make(view)
+    yield from _moved(mk, view, node, lambda x: mk.reshape(x, node.type.shape))
+
+
+@axiom("broadcast-noop", {"broadcast"}, ())
+def broadcast_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """broadcast(x) onto x's own shape with dimensions {0, .., r-1} = x."""
+    x = view.type(node.children[0])
+    if x.shape == node.type.shape and tuple(node.attrs["dimensions"]) == tuple(range(x.rank)):
+        yield Class(node.children[0])
+
+
+@axiom("broadcast-broadcast", {"broadcast"}, {"broadcast"})
+def broadcast_broadcast(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """broadcast(broadcast(x, D1), D2) = broadcast(x, D2∘D1)."""
+    mk = Make(view)
+    outer = node.attrs["dimensions"]
+    for inner in view.find(node.children[0], "broadcast"):
+        dims = compose_broadcast_dims(inner.attrs["dimensions"], outer)
+        yield mk.broadcast(Class(inner.children[0]), node.type.shape, dims)
+
+
+@axiom("transpose-broadcast", {"transpose"}, {"broadcast", "transpose"})
+def transpose_broadcast(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """transpose(broadcast(x, D), p) = broadcast(transpose(x, σ), D') (σ = id when p keeps x's dims in order)."""
+    mk = Make(view)
+    for b in view.find(node.children[0], "broadcast"):
+        sigma, dims = transpose_of_broadcast(b.attrs["dimensions"], node.attrs["dimensions"])
+        yield mk.broadcast(mk.transpose(Class(b.children[0]), sigma), node.type.shape, dims)
+
+
+@axiom("reshape-broadcast-scalar", {"reshape"}, {"broadcast"})
+def reshape_broadcast_scalar(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reshape(broadcast(s)) = broadcast(s) onto the new shape, s a scalar."""
+    mk = Make(view)
+    for b in view.find(node.children[0], "broadcast"):
+        if view.type(b.children[0]).rank == 0:
+            yield mk.broadcast(Class(b.children[0]), node.type.shape, ())
+
+
+# ---------------------------------------------------------------- 3. tiling splits (Act §5.2.3, Fig. 36)
+
+
+def _halves(mk: Make, x: Arg, d: int) -> tuple[Arg, Arg]:
+    n = mk.type(x).shape[d]
+    p = split_point(n)
+    return mk.slice_dim(x, d, 0, p), mk.slice_dim(x, d, p, n)
+
+
+def _split_elementwise(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    mk = Make(view)
+    for d, n in enumerate(node.type.shape):
+        if n <= 1:
+            continue
+        halves = [_halves(mk, Class(k), d) if view.type(k).rank else (Class(k), Class(k)) for k in node.children]
+        yield mk.concat([mk.like(node, [h[i] for h in halves]) for i in (0, 1)], d)
+
+
+def _elementwise_split_rule(op: str) -> Rule:
+    # One rule per operator, so that the Appendix C.2 filter keeps the split of an
+    # operator only where that operator is useful.
+    def apply(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+        return _split_elementwise(view, c, node)
+
+    apply.__doc__ = f"{op}(x, ..) = concat({op}(x[:p], ..), {op}(x[p:], ..)) along any dim of size > 1."
+    return axiom(f"{op}-split", {op}, {op, "slice", "concatenate"}, expansive=True)(apply)
+
+
+for _op in sorted(ELEMENTWISE):
+    _elementwise_split_rule(_op)
+
+
+@axiom("dot-split-lhs", {"dot"}, {"dot", "slice", "concatenate"}, expansive=True)
+def dot_split_lhs(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(a, b) = concat(dot(a[:p], b), dot(a[p:], b)) along a free (row) dimension of a."""
+    mk = Make(view)
+    a, b = kids(node)
+    lb, lc, _, _ = dot_dims(node)
+    for i, d in enumerate(free_dims(mk.type(a).rank, lb, lc)):
+        if mk.type(a).shape[d] > 1:
+            lo, hi = _halves(mk, a, d)
+            yield mk.concat([mk.redot(node, lo, b), mk.redot(node, hi, b)], len(lb) + i)
+
+
+@axiom("dot-split-rhs", {"dot"}, {"dot", "slice", "concatenate"}, expansive=True)
+def dot_split_rhs(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(a, b) = concat(dot(a, b[.., :p]), dot(a, b[.., p:])) along a free (column) dimension of b."""
+    mk = Make(view)
+    a, b = kids(node)
+    lb, lc, rb, rc = dot_dims(node)
+    base = len(lb) + len(free_dims(mk.type(a).rank, lb, lc))
+    for i, d in enumerate(free_dims(mk.type(b).rank, rb, rc)):
+        if mk.type(b).shape[d] > 1:
+            lo, hi = _halves(mk, b, d)
+            yield mk.concat([mk.redot(node, a, lo), mk.redot(node, a, hi)], base + i)
+
+
+@axiom("dot-split-batch", {"dot"}, {"dot", "slice", "concatenate"}, expansive=True)
+def dot_split_batch(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(a, b) = concat(dot(a[:p], b[:p]), dot(a[p:], b[p:])) along a batch dimension."""
+    mk = Make(view)
+    a, b = kids(node)
+    lb, _, rb, _ = dot_dims(node)
+    for i, (dl, dr) in enumerate(zip(lb, rb)):
+        if mk.type(a).shape[dl] > 1:
+            (a0, a1), (b0, b1) = _halves(mk, a, dl), _halves(mk, b, dr)
+            yield mk.concat([mk.redot(node, a0, b0), mk.redot(node, a1, b1)], i)
+
+
+def _split_contract(view: View, node: ENode) -> Iterator[Arg]:
+    mk = Make(view)
+    a, b = kids(node)
+    _, lc, _, rc = dot_dims(node)
+    for dl, dr in zip(lc, rc):
+        if mk.type(a).shape[dl] > 1:
+            (a0, a1), (b0, b1) = _halves(mk, a, dl), _halves(mk, b, dr)
+            yield mk.op("add", [mk.redot(node, a0, b0), mk.redot(node, a1, b1)])
+
+
+@axiom("dot-split-contract", {"dot"}, {"dot", "slice", "add"}, expansive=True)
+def dot_split_contract(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(a, b) = add(dot(a[.., :p], b[:p]), dot(a[.., p:], b[p:])) for integer results (wrapping sums)."""
+    if node.type.dtype.is_int:
+        yield from _split_contract(view, node)
+
+
+@axiom("dot-split-contract-float", {"dot"}, {"dot", "slice", "add"}, exact=False, expansive=True)
+def dot_split_contract_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(a, b) ≈ add(dot(a[.., :p], b[:p]), dot(a[.., p:], b[p:])) for float results (regrouped, rounded sums)."""
+    if node.type.dtype.is_float:
+        yield from _split_contract(view, node)
+
+
+@axiom("reduce-split-kept", {"reduce"}, {"reduce", "slice", "concatenate"}, expansive=True)
+def reduce_split_kept(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reduce(x, init) = concat(reduce(x[:p], init), reduce(x[p:], init)) along a kept dimension."""
+    if len(node.children) != 2 or node.attrs["to_apply"] not in _REDUCERS:
+        return
+    mk = Make(view)
+    x, init = kids(node)
+    kept = free_dims(mk.type(x).rank, node.attrs["dimensions"])
+    for i, d in enumerate(kept):
+        if mk.type(x).shape[d] > 1:
+            lo, hi = _halves(mk, x, d)
+            yield mk.concat([mk.reduce(node, lo, init), mk.reduce(node, hi, init)], i)
+
+
+def _split_reduced(view: View, node: ENode, combine: str) -> Iterator[Arg]:
+    mk = Make(view)
+    x, init = kids(node)
+    for d in node.attrs["dimensions"]:
+        if mk.type(x).shape[d] > 1:
+            lo, hi = _halves(mk, x, d)
+            yield mk.op(combine, [mk.reduce(node, lo, init), mk.reduce(node, hi, init)])
+
+
+def _reduce_parts(view: View, node: ENode) -> tuple[str | None, np.ndarray | None]:
+    if len(node.children) != 2:
+        return None, None
+    return reducer_op(node.attrs["to_apply"]), splat(view, node.children[1])
+
+
+@axiom("reduce-split-reduced", {"reduce"}, {"reduce", "slice", "add", "maximum", "minimum", "and", "or"},
+       expansive=True)
+def reduce_split_reduced(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reduce_op(x, i) = op(reduce_op(x[:p], i), reduce_op(x[p:], i)) along a reduced dim: op in max/min/and/or
+    (idempotent, any init), or integer add with init 0."""
+    op, init = _reduce_parts(view, node)
+    dt = node.type.dtype
+    if op in ("maximum", "minimum", "and", "or") or (op == "add" and dt.is_int and is_zero(init)):
+        yield from _split_reduced(view, node, op)
+
+
+@axiom("reduce-split-reduced-float", {"reduce"}, {"reduce", "slice", "add"}, exact=False, expansive=True)
+def reduce_split_reduced_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reduce_add(x, 0) ≈ add(reduce_add(x[:p], 0), reduce_add(x[p:], 0)) for floats (sum order changes)."""
+    op, init = _reduce_parts(view, node)
+    if op == "add" and node.type.dtype.is_float and is_zero(init):
+        yield from _split_reduced(view, node, "add")
+
+
+# ---------------------------------------------------------------- 4. identity matmuls
+
+
+def _small(*shape: int) -> bool:
+    return int(np.prod(shape)) <= MAX_CONSTANT_ELEMENTS
+
+
+def _eye_dot(view: View, c: ClassId, node: ENode, ints: bool) -> Iterator[Arg]:
+    t = node.type
+    if t.rank == 2 and (t.dtype.is_int if ints else t.dtype.is_float) and _small(t.shape[1], t.shape[1]):
+        mk = Make(view)
+        yield mk.dot(Class(c), mk.constant(np.eye(t.shape[1], dtype=np.int64), t.dtype), t.dtype, (1,), (0,))
+
+
+@axiom("dot-identity", VALUE_ROOTS, {"dot", "constant"}, expansive=True)
+def dot_identity(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """x = dot(x, I) for 2-D integer x."""
+    yield from _eye_dot(view, c, node, ints=True)
+
+
+@axiom("dot-identity-float", VALUE_ROOTS, {"dot", "constant"}, exact=False, expansive=True)
+def dot_identity_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """x ≈ dot(x, I) for 2-D float x: -0 comes out +0, and inf/NaN spread along the row (inf*0 = NaN)."""
+    yield from _eye_dot(view, c, node, ints=False)
+
+
+@axiom("convert-as-dot", {"convert"}, {"dot", "constant"}, expansive=True)
+def convert_as_dot(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """convert(x) = dot(x, I) with a wider integer result, for 2-D integer x (how a
+    matmul unit widens or moves data: Act's identity matmul, Fig. 17)."""
+    x = view.type(node.children[0])
+    t = node.type
+    if (x.rank == 2 and x.dtype.is_int and t.dtype.is_int and t.dtype.bits >= x.dtype.bits
+            and (t.dtype.is_signed or not x.dtype.is_signed) and _small(x.shape[1], x.shape[1])):
+        mk = Make(view)
+        eye = mk.constant(np.eye(x.shape[1], dtype=np.int64), x.dtype)
+        yield mk.dot(Class(node.children[0]), eye, t.dtype, (1,), (0,))
+
+
+def _reduce_as_dot(view: View, node: ENode, ints: bool) -> Iterator[Arg]:
+    op, init = _reduce_parts(view, node)
+    dims = node.attrs["dimensions"]
+    dt = node.type.dtype
+    if op != "add" or len(dims) != 1 or not is_zero(init) or not (dt.is_int if ints else dt.is_float):
+        return
+    mk = Make(view)
+    x = Class(node.children[0])
+    n = mk.type(x).shape[dims[0]]
+    if mk.type(x).dtype == dt and _small(n):
+        yield mk.dot(x, mk.constant(np.ones(n, np.int64), dt), dt, dims, (0,))
+
+
+@axiom("reduce-as-dot", {"reduce"}, {"dot", "constant"}, expansive=True)
+def reduce_as_dot(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reduce_add(x, 0) over one dim d = dot(x, ones[n_d]) contracting d, for integers."""
+    yield from _reduce_as_dot(view, node, ints=True)
+
+
+@axiom("reduce-as-dot-float", {"reduce"}, {"dot", "constant"}, exact=False, expansive=True)
+def reduce_as_dot_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reduce_add(x, ±0) over one dim ≈ dot(x, ones) for floats (summation order and accumulator change)."""
+    yield from _reduce_as_dot(view, node, ints=False)
+
+
+def _matrix_dot(view: View, node: ENode, ints: bool, matrix) -> Iterator[Arg]:
+    """x op = dot(x, M) for 2-D x of the right kind, M = matrix(n) (n = columns)."""
+    t = node.type
+    if t.rank == 2 and (t.dtype.is_int if ints else t.dtype.is_float) and _small(t.shape[1], t.shape[1]):
+        mk = Make(view)
+        yield mk.dot(Class(node.children[0]), mk.constant(matrix(t.shape[1]), t.dtype), t.dtype, (1,), (0,))
+
+
+def _neg_eye(n: int) -> np.ndarray:
+    return -np.eye(n, dtype=np.int64)
+
+
+@axiom("negate-as-dot", {"negate"}, {"dot", "constant"}, expansive=True)
+def negate_as_dot(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """negate(x) = dot(x, -I) for 2-D integer x (wrapping: -INT_MIN = INT_MIN either way)."""
+    yield from _matrix_dot(view, node, True, _neg_eye)
+
+
+@axiom("negate-as-dot-float", {"negate"}, {"dot", "constant"}, exact=False, expansive=True)
+def negate_as_dot_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """negate(x) ≈ dot(x, -I) for 2-D float x (zero signs and inf/NaN differ as in dot-identity-float)."""
+    yield from _matrix_dot(view, node, False, _neg_eye)
+
+
+def _reverse_dot(view: View, node: ENode, ints: bool) -> Iterator[Arg]:
+    t = node.type
+    dims = set(node.attrs["dimensions"])
+    if t.rank != 2 or not dims or not (t.dtype.is_int if ints else t.dtype.is_float) or not _small(max(t.shape) ** 2):
+        return
+    mk = Make(view)
+    x: Arg = Class(node.children[0])
+    if 0 in dims:  # J_m · x reverses the rows
+        x = mk.dot(mk.constant(np.eye(t.shape[0], dtype=np.int64)[::-1], t.dtype), x, t.dtype, (1,), (0,))
+    if 1 in dims:  # x · J_n reverses the columns
+        x = mk.dot(x, mk.constant(np.eye(t.shape[1], dtype=np.int64)[::-1], t.dtype), t.dtype, (1,), (0,))
+    yield x
+
+
+@axiom("reverse-as-dot", {"reverse"}, {"dot", "constant"}, expansive=True)
+def reverse_as_dot(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reverse(x, {1}) = dot(x, J), reverse(x, {0}) = dot(J, x) for 2-D integer x (J anti-diagonal)."""
+    yield from _reverse_dot(view, node, ints=True)
+
+
+@axiom("reverse-as-dot-float", {"reverse"}, {"dot", "constant"}, exact=False, expansive=True)
+def reverse_as_dot_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reverse(x) ≈ dot with the anti-diagonal J for 2-D float x (zero signs, inf/NaN as in dot-identity-float)."""
+    yield from _reverse_dot(view, node, ints=False)
+
+
+def _broadcast_dot(view: View, node: ENode, ints: bool) -> Iterator[Arg]:
+    t = node.type
+    v = node.children[0]
+    vt = view.type(v)
+    dims = tuple(node.attrs["dimensions"])
+    if t.rank != 2 or vt.rank != 1 or not (t.dtype.is_int if ints else t.dtype.is_float):
+        return
+    if vt.shape[0] != t.shape[dims[0]] or not _small(*t.shape):
+        return
+    mk = Make(view)
+    if dims == (0,):  # v[n] -> [n, m]: v as a column times a row of ones
+        col = mk.reshape(Class(v), (t.shape[0], 1))
+        yield mk.dot(col, mk.constant(np.ones((1, t.shape[1]), np.int64), t.dtype), t.dtype, (1,), (0,))
+    else:  # v[m] -> [n, m]: a column of ones times v as a row
+        row = mk.reshape(Class(v), (1, t.shape[1]))
+        yield mk.dot(mk.constant(np.ones((t.shape[0], 1), np.int64), t.dtype), row, t.dtype, (1,), (0,))
+
+
+@axiom("broadcast-as-dot", {"broadcast"}, {"dot", "constant", "reshape"}, expansive=True)
+def broadcast_as_dot(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """broadcast(v[n]) to [n, m] along 0 = dot(reshape(v, [n, 1]), ones[1, m]) (and along 1), integers."""
+    yield from _broadcast_dot(view, node, ints=True)
+
+
+@axiom("broadcast-as-dot-float", {"broadcast"}, {"dot", "constant", "reshape"}, exact=False, expansive=True)
+def broadcast_as_dot_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """broadcast(v) ≈ dot(v as a column, ones) for floats: the matmul may add a +0 (BLAS), turning -0 into +0."""
+    yield from _broadcast_dot(view, node, ints=False)
+
+
+# ---------------------------------------------------------------- 5. max / min / clamp
+
+
+@axiom("clamp-as-minmax", {"clamp"}, {"minimum", "maximum", "broadcast"})
+def clamp_as_minmax(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """clamp(lo, x, hi) = minimum(maximum(x, lo), hi) (scalar bounds broadcast)."""
+    mk = Make(view)
+    lo, x, hi = kids(node)
+    shape = node.type.shape
+
+    def full(b: Class) -> Arg:
+        return mk.broadcast(b, shape, ()) if mk.type(b).rank == 0 and len(shape) else b
+
+    yield mk.op("minimum", [mk.op("maximum", [x, full(lo)]), full(hi)])
+
+
+def _commutative(op: str) -> Rule:
+    def apply(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+        a, b = node.children
+        if a != b:
+            yield Term(node.op, node.type, (Class(b), Class(a)), node.attrs)
+
+    apply.__doc__ = f"{op}(x, y) = {op}(y, x)."
+    return axiom(f"{op}-comm", {op}, {op})(apply)
+
+
+for _op in COMMUTATIVE:
+    _commutative(_op)
+
+
+def _idempotent(view: View, node: ENode) -> Iterator[Arg]:
+    a, b = node.children
+    if a == b:
+        yield Class(a)
+
+
+@axiom("maximum-idem", {"maximum"}, ())
+def maximum_idem(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """maximum(x, x) = x."""
+    yield from _idempotent(view, node)
+
+
+@axiom("minimum-idem", {"minimum"}, ())
+def minimum_idem(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """minimum(x, x) = x."""
+    yield from _idempotent(view, node)
+
+
+def _absorb(view: View, node: ENode) -> Iterator[Arg]:
+    a, y = node.children
+    for inner in view.find(a, node.op):
+        if y in inner.children:
+            yield Class(a)
+            return
+
+
+@axiom("maximum-absorb", {"maximum"}, ())
+def maximum_absorb(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """maximum(maximum(x, y), y) = maximum(x, y)."""
+    yield from _absorb(view, node)
+
+
+@axiom("minimum-absorb", {"minimum"}, ())
+def minimum_absorb(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """minimum(minimum(x, y), y) = minimum(x, y)."""
+    yield from _absorb(view, node)
+
+
+def _extreme(dt: DType, top: bool) -> Any:
+    if dt.is_float:
+        return np.inf if top else -np.inf
+    info = np.iinfo(dt.np)
+    return info.max if top else info.min
+
+
+def _scalar_operand(view: View, node: ENode) -> Iterator[tuple[Class, Class]]:
+    """(x, s) for op(x, broadcast(s)) and op(broadcast(s), x), s a scalar."""
+    for k, other in ((0, 1), (1, 0)):
+        for b in view.find(node.children[k], "broadcast"):
+            if view.type(b.children[0]).rank == 0:
+                yield Class(node.children[other]), Class(b.children[0])
+
+
+@axiom("maximum-as-clamp", {"maximum"}, {"clamp", "constant"})
+def maximum_as_clamp(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """maximum(x, broadcast(s)) = clamp(s, x, +inf or INT_MAX) (relu: s = 0)."""
+    dt = node.type.dtype
+    if dt.is_pred:
+        return
+    mk = Make(view)
+    for x, s in _scalar_operand(view, node):
+        yield mk.op("clamp", [s, x, mk.scalar(_extreme(dt, True), dt)])
+
+
+@axiom("minimum-as-clamp", {"minimum"}, {"clamp", "constant"})
+def minimum_as_clamp(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """minimum(x, broadcast(s)) = clamp(-inf or INT_MIN, x, s)."""
+    dt = node.type.dtype
+    if dt.is_pred:
+        return
+    mk = Make(view)
+    for x, s in _scalar_operand(view, node):
+        yield mk.op("clamp", [mk.scalar(_extreme(dt, False), dt), x, s])
+
+
+# ---------------------------------------------------------------- 6. elementwise algebra
+
+
+@axiom("subtract-as-add-negate", {"subtract"}, {"add", "negate"})
+def subtract_as_add_negate(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """subtract(x, y) = add(x, negate(y)) (wrapping ints; IEEE: x - y is x + (-y), zeros included)."""
+    mk = Make(view)
+    x, y = kids(node)
+    yield mk.op("add", [x, mk.op("negate", [y])])
+
+
+@axiom("negate-negate", {"negate"}, ())
+def negate_negate(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """negate(negate(x)) = x."""
+    for inner in view.find(node.children[0], "negate"):
+        yield Class(inner.children[0])
+
+
+def _with_unit(view: View, node: ENode, test) -> Iterator[Arg]:
+    """x for op(x, u) and op(u, x) where u's elements all pass ``test``."""
+    for k, other in ((1, 0), (0, 1)):
+        if test(splat(view, node.children[k])):
+            yield Class(node.children[other])
+
+
+@axiom("add-zero", {"add"}, ())
+def add_zero(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """add(x, 0) = x for integers, and for floats when the zero is -0 (x + -0 = x, zeros included)."""
+    yield from _with_unit(view, node, lambda v: is_zero(v, negative=True))
+
+
+@axiom("add-zero-float", {"add"}, (), exact=False)
+def add_zero_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """add(x, +0) ≈ x for floats: exact except x = -0, where -0 + +0 = +0."""
+    yield from _with_unit(view, node, lambda v: is_zero(v, negative=False) and v.dtype.kind not in "biu")
+
+
+@axiom("multiply-one", {"multiply"}, ())
+def multiply_one(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """multiply(x, 1) = x (x*1 is exact in IEEE, -0 and inf included)."""
+    yield from _with_unit(view, node, lambda v: int_value(v) == 1)
+
+
+@axiom("multiply-negone", {"multiply"}, {"negate"})
+def multiply_negone(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """multiply(x, -1) = negate(x) for signed ints (wrapping) and floats."""
+    if node.type.dtype.is_signed:
+        mk = Make(view)
+        for x in _with_unit(view, node, lambda v: int_value(v) == -1):
+            yield mk.op("negate", [x])
+
+
+def _pow2(v: np.ndarray | None, bits: int) -> int | None:
+    k = int_value(v)
+    if k is None or k < 2 or k & (k - 1) or k.bit_length() - 1 >= bits:
+        return None
+    return k.bit_length() - 1
+
+
+def _shift_by(view: View, node: ENode, opcode: str, divisor_only: bool) -> Iterator[Arg]:
+    mk = Make(view)
+    t = node.type
+    positions = ((0, 1),) if divisor_only else ((0, 1), (1, 0))
+    for xi, ki in positions:
+        k = _pow2(splat(view, node.children[ki]), t.dtype.bits)
+        if k is not None and _small(*t.shape):
+            yield mk.op(opcode, [Class(node.children[xi]), mk.constant(np.full(t.shape, k, np.int64), t.dtype)])
+
+
+@axiom("multiply-pow2-shift", {"multiply"}, {"shift-left", "constant"})
+def multiply_pow2_shift(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """multiply(x, 2^k) = shift-left(x, k) for integers (both wrap modulo 2^bits)."""
+    if node.type.dtype.is_int:
+        yield from _shift_by(view, node, "shift-left", divisor_only=False)
+
+
+@axiom("divide-pow2-shift", {"divide"}, {"shift-right-logical", "constant"})
+def divide_pow2_shift(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """divide(x, 2^k) = shift-right-logical(x, k) for unsigned x (signed division rounds toward 0, shifts down)."""
+    if node.type.dtype.kind == "uint":
+        yield from _shift_by(view, node, "shift-right-logical", divisor_only=True)
+
+
+# ---------------------------------------------------------------- 7. dot algebra
+
+
+@axiom("dot-rhs-transpose", {"dot"}, {"dot", "transpose"})
+def dot_rhs_transpose(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(a, b) contracting b's dim 1 (a·bᵀ) = dot(a, transpose(b)) contracting dim 0, b 2-D."""
+    mk = Make(view)
+    a, b = kids(node)
+    lb, lc, rb, rc = dot_dims(node)
+    if not lb and rc == (1,) and mk.type(b).rank == 2:
+        yield mk.dot(a, mk.transpose(b, (1, 0)), node.type.dtype, lc, (0,), base=node)
+
+
+@axiom("dot-lhs-transpose", {"dot"}, {"dot", "transpose"})
+def dot_lhs_transpose(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(a, b) contracting a's dim 0 (aᵀ·b) = dot(transpose(a), b) contracting dim 1, a 2-D."""
+    mk = Make(view)
+    a, b = kids(node)
+    lb, lc, rb, rc = dot_dims(node)
+    if not lb and lc == (0,) and mk.type(a).rank == 2:
+        yield mk.dot(mk.transpose(a, (1, 0)), b, node.type.dtype, (1,), rc, base=node)
+
+
+def _folded(view: View, t: ENode, batch: Sequence[int], contract: Sequence[int]):
+    """Dimension numbers against transpose t's operand, if its free dims stay in order."""
+    perm = t.attrs["dimensions"]
+    free = [perm[j] for j in free_dims(len(perm), batch, contract)]
+    if free != sorted(free):
+        return None
+    return tuple(perm[j] for j in batch), tuple(perm[j] for j in contract)
+
+
+@axiom("dot-fold-transpose-rhs", {"dot"}, {"dot"})
+def dot_fold_transpose_rhs(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(a, transpose(b, p)) = dot(a, b) with b's dimension numbers mapped through p (free dims kept in order)."""
+    mk = Make(view)
+    lb, lc, rb, rc = dot_dims(node)
+    for t in view.find(node.children[1], "transpose"):
+        dims = _folded(view, t, rb, rc)
+        if dims is not None:
+            yield mk.dot(Class(node.children[0]), Class(t.children[0]), node.type.dtype, lc, dims[1], lb, dims[0],
+                         base=node)
+
+
+@axiom("dot-fold-transpose-lhs", {"dot"}, {"dot"})
+def dot_fold_transpose_lhs(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(transpose(a, p), b) = dot(a, b) with a's dimension numbers mapped through p (free dims kept in order)."""
+    mk = Make(view)
+    lb, lc, rb, rc = dot_dims(node)
+    for t in view.find(node.children[0], "transpose"):
+        dims = _folded(view, t, lb, lc)
+        if dims is not None:
+            yield mk.dot(Class(t.children[0]), Class(node.children[1]), node.type.dtype, dims[1], rc, dims[0], rb,
+                         base=node)
+
+
+@axiom("dot-convert-operands-int", {"dot"}, {"dot", "convert"})
+def dot_convert_operands_int(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(a, b) -> T = dot(convert(a, T), convert(b, T)) -> T for integer T and integer/pred operands."""
+    mk = Make(view)
+    dt = node.type.dtype
+    a, b = kids(node)
+    ta, tb = mk.type(a).dtype, mk.type(b).dtype
+    if dt.is_int and all(t.is_int or t.is_pred for t in (ta, tb)) and (ta != dt or tb != dt):
+        yield mk.redot(node, mk.convert(a, dt), mk.convert(b, dt))
+
+
+@axiom("dot-convert-operands-float", {"dot"}, {"dot", "convert"})
+def dot_convert_operands_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(a, b) -> T = dot(convert(a, f32), convert(b, f32)) -> T for bf16/f16/small-int operands and T <= f32
+    (the dot accumulates in f32 either way; the conversions are exact)."""
+    mk = Make(view)
+    dt = node.type.dtype
+    a, b = kids(node)
+    types = (mk.type(a).dtype, mk.type(b).dtype)
+    if dt.is_float and dt.bits <= 32 and all(holds(t, f32) for t in types) and any(t != f32 for t in types):
+        yield mk.redot(node, mk.convert(a, f32), mk.convert(b, f32))
+
+
+@axiom("dot-widen-result", {"dot"}, {"dot", "convert"})
+def dot_widen_result(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(a, b) -> bf16/f16 = convert(dot(a, b) -> f32); dot -> s8/s16/u8/u16 = convert(dot -> s32/u32)."""
+    mk = Make(view)
+    dt = node.type.dtype
+    a, b = kids(node)
+    types = (mk.type(a).dtype, mk.type(b).dtype)
+    if dt.is_float and dt.bits < 32 and all(t.bits <= 32 or not t.is_float for t in types):
+        yield mk.convert(mk.redot(node, a, b, f32), dt)
+    elif dt.is_int and dt.bits < 32 and all(t.is_int or t.is_pred for t in types):
+        yield mk.convert(mk.redot(node, a, b, s32 if dt.is_signed else u32), dt)
+
+
+@axiom("transpose-dot-swap", {"transpose"}, {"dot"})
+def transpose_dot_swap(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """transpose(dot(a, b)) = dot(b, a) for 2-D results (one free dim per operand)."""
+    if node.attrs["dimensions"] != (1, 0):
+        return
+    mk = Make(view)
+    for d in view.find(node.children[0], "dot"):
+        a, b = kids(d)
+        lb, lc, rb, rc = dot_dims(d)
+        if not lb and len(free_dims(mk.type(a).rank, lc)) == 1 and len(free_dims(mk.type(b).rank, rc)) == 1:
+            yield mk.dot(b, a, d.type.dtype, rc, lc, base=d)
+
+
+# ---------------------------------------------------------------- 8. copies
+
+
+@axiom("copy-intro", {ANY}, {"copy"})
+def copy_intro(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """x = copy(x) (a move between buffers; the new node joins x's own class)."""
+    if node.type.rank > 0:
+        yield Term("copy", node.type, (Class(c),))
+
+
+@axiom("copy-elim", {"copy"}, ())
+def copy_elim(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """copy(x) = x."""
+    yield Class(node.children[0])

@@ -1,0 +1,709 @@
+"""z3 proofs of axioms over symbolic shapes (TensorRight-style index encodings).
+
+A tensor is an uninterpreted function from an index tuple (z3 Ints) to an
+element of an uninterpreted sort; its dimensions are symbolic positive Ints.
+Each operator maps the element at an output index to an element of its operands
+(slice: start + i*stride, concat: a case split on the offset, pad: the padding
+value outside the operand, ...). A rule is proved when, for all shapes and
+attributes meeting the rule's precondition, the right-hand side is well formed,
+has the left-hand side's shape, and agrees at every in-bounds index: the
+negation is unsat. Attribute arithmetic comes from the rule's own helpers
+(``compose_slice_dim``, ``compose_perm``, ``unpermute_slice``,
+``transpose_of_broadcast``, ``compose_broadcast_dims``, ``compose_reverse``,
+``convert_chain_exact``), which work on z3 terms as on ints; finite attribute
+choices (permutations, dimension sets) are enumerated.
+
+Elementwise operators are uninterpreted pointwise functions, which proves the
+movement rules and the splits for every elementwise operator at once. The
+algebraic rules are proved on z3 bit-vectors (integers of 8 and 32 bits, signed
+and unsigned; wrapping arithmetic) and IEEE floats (f16, bf16, f32 with
+round-to-nearest-even; ``==`` is z3's structural equality, so +0 and -0 differ
+and NaN equals NaN), with maximum/minimum modelled as the reference interpreter
+computes them (NaN propagates, maximum(-0, +0) = +0).
+
+Proved (``PROOFS``): slice-slice, slice-full, slice-concat-within,
+slice-concat-distribute, concat-merge-slices, concat-single, concat-flatten,
+concat-binarize, pad-noop, slice-pad, reverse-reverse, reverse-noop,
+slice-transpose, slice-broadcast, transpose-transpose, transpose-noop,
+broadcast-noop, broadcast-broadcast, transpose-broadcast,
+transpose-elementwise, slice-elementwise, reshape-elementwise (2-D to 1-D),
+every ``<op>-split``, add-comm, multiply-comm, maximum-comm, minimum-comm,
+and-comm, or-comm, xor-comm, maximum-idem, minimum-idem, maximum-absorb, minimum-absorb, maximum-as-clamp,
+minimum-as-clamp, clamp-as-minmax, subtract-as-add-negate, negate-negate,
+add-zero, multiply-one, multiply-negone, multiply-pow2-shift,
+divide-pow2-shift, convert-convert (all integer type chains), copy-intro and
+copy-elim. Not proved here (checked numerically only): dots, reductions, the
+identity matmuls, reshape/bitcast chains and transpose-as-reshape.
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import z3
+
+from ..ir.dtypes import DTYPES, DType
+from .axioms import (
+    COMMUTATIVE, ELEMENTWISE, compose_broadcast_dims, compose_perm, compose_reverse, compose_slice_dim,
+    convert_chain_exact, transpose_of_broadcast, unpermute_slice,
+)
+
+Elem = z3.DeclareSort("Elem")
+Spec = tuple  # (start, stride, count) per dimension, z3 Ints or ints
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A symbolic tensor: its shape and its element at an index."""
+
+    shape: tuple
+    at: Callable[..., z3.ExprRef]
+
+
+_fresh = itertools.count()
+
+
+def ints(prefix: str, n: int) -> list[z3.ArithRef]:
+    k = next(_fresh)
+    return [z3.Int(f"{prefix}{k}_{i}") for i in range(n)]
+
+
+def tensor(name: str, rank: int, shape: Sequence | None = None) -> tuple[Sym, list[z3.BoolRef]]:
+    """A tensor of symbolic (or given) shape and the facts about its dims."""
+    dims = list(shape) if shape is not None else ints(name + "_n", rank)
+    f = z3.Function(f"{name}{next(_fresh)}", *([z3.IntSort()] * rank), Elem)
+    return Sym(tuple(dims), lambda *i: f(*i)), [d >= 1 for d in dims if isinstance(d, z3.ArithRef)]
+
+
+def scalar(name: str) -> z3.ExprRef:
+    return z3.Const(f"{name}{next(_fresh)}", Elem)
+
+
+# ---------------------------------------------------------------- operators
+
+
+def slice_(x: Sym, spec: Sequence[Spec]) -> Sym:
+    return Sym(tuple(c for _, _, c in spec),
+               lambda *i: x.at(*(s + k * t for k, (s, t, _) in zip(i, spec))))
+
+
+def slice_ok(x: Sym, spec: Sequence[Spec]) -> z3.BoolRef:
+    return z3.And([z3.And(s >= 0, t >= 1, c >= 0, z3.Implies(c > 0, s + (c - 1) * t <= n - 1))
+                   for (s, t, c), n in zip(spec, x.shape)])
+
+
+def full(x: Sym) -> list[Spec]:
+    return [(0, 1, n) for n in x.shape]
+
+
+def concat(xs: Sequence[Sym], d: int) -> Sym:
+    offs = [0]
+    for x in xs:
+        offs.append(offs[-1] + x.shape[d])
+
+    def at(*i):
+        expr = xs[-1].at(*_shift(i, d, offs[-2]))
+        for k in range(len(xs) - 2, -1, -1):
+            expr = z3.If(i[d] < offs[k + 1], xs[k].at(*_shift(i, d, offs[k])), expr)
+        return expr
+
+    shape = list(xs[0].shape)
+    shape[d] = offs[-1]
+    return Sym(tuple(shape), at)
+
+
+def concat_ok(xs: Sequence[Sym], d: int) -> z3.BoolRef:
+    return z3.And([a == b for x in xs[1:] for k, (a, b) in enumerate(zip(x.shape, xs[0].shape)) if k != d])
+
+
+def _shift(i: Sequence, d: int, off) -> tuple:
+    return tuple(v - off if k == d else v for k, v in enumerate(i))
+
+
+def transpose(x: Sym, perm: Sequence[int]) -> Sym:
+    def at(*i):
+        src = [None] * len(perm)
+        for j, p in enumerate(perm):
+            src[p] = i[j]
+        return x.at(*src)
+
+    return Sym(tuple(x.shape[p] for p in perm), at)
+
+
+def broadcast(x: Sym, shape: Sequence, dims: Sequence[int]) -> Sym:
+    """XLA broadcast; an operand dimension of size 1 may stretch (degenerate)."""
+    return Sym(tuple(shape), lambda *i: x.at(*(z3.If(x.shape[k] == 1, 0, i[d]) for k, d in enumerate(dims))))
+
+
+def broadcast_ok(x: Sym, shape: Sequence, dims: Sequence[int]) -> z3.BoolRef:
+    return z3.And([z3.Or(x.shape[k] == 1, x.shape[k] == shape[d]) for k, d in enumerate(dims)])
+
+
+def reverse(x: Sym, dims: Sequence[int]) -> Sym:
+    return Sym(x.shape, lambda *i: x.at(*(x.shape[k] - 1 - v if k in dims else v for k, v in enumerate(i))))
+
+
+def pad(x: Sym, value: z3.ExprRef, lohi: Sequence[tuple]) -> Sym:
+    """Edge padding (interior 0); negative lo/hi crop."""
+    def at(*i):
+        inside = z3.And([z3.And(v - lo >= 0, v - lo < n) for v, (lo, _), n in zip(i, lohi, x.shape)])
+        return z3.If(inside, x.at(*(v - lo for v, (lo, _) in zip(i, lohi))), value)
+
+    return Sym(tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, lohi)), at)
+
+
+def elementwise(f: z3.FuncDeclRef, *xs: Sym | z3.ExprRef) -> Sym:
+    """f applied pointwise; a bare element (a scalar operand, e.g. a clamp bound) is passed as is."""
+    shaped = [x for x in xs if isinstance(x, Sym)]
+    return Sym(shaped[0].shape, lambda *i: f(*(x.at(*i) if isinstance(x, Sym) else x for x in xs)))
+
+
+def flatten2(x: Sym) -> Sym:
+    """reshape of a 2-D tensor to 1-D (row-major)."""
+    n0, n1 = x.shape
+    return Sym((n0 * n1,), lambda t: x.at(t / n1, t % n1))
+
+
+# ---------------------------------------------------------------- obligations
+
+
+def same(lhs: Sym, rhs: Sym, assume: Sequence[z3.BoolRef] = (), rhs_ok: z3.BoolRef | bool = True) -> z3.BoolRef:
+    """Claim: under ``assume``, rhs is well formed, has lhs's shape and lhs's elements."""
+    idx = ints("i", len(lhs.shape))
+    inside = z3.And([z3.And(0 <= i, i < n) for i, n in zip(idx, lhs.shape)])
+    shapes = z3.And([a == b for a, b in zip(lhs.shape, rhs.shape)]) if lhs.shape else z3.BoolVal(True)
+    body = z3.And(rhs_ok, shapes, z3.Implies(inside, lhs.at(*idx) == rhs.at(*idx)))
+    return z3.Implies(z3.And(list(assume)), body)
+
+
+def valid(claim: z3.BoolRef, timeout_ms: int = 20000) -> bool:
+    s = z3.Solver()
+    s.set(timeout=timeout_ms)
+    s.add(z3.Not(claim))
+    return s.check() == z3.unsat
+
+
+PROOFS: dict[str, Callable[[], list[z3.BoolRef]]] = {}
+
+
+def proves(*names: str):
+    def wrap(fn: Callable[[], list[z3.BoolRef]]):
+        for n in names:
+            PROOFS[n] = fn
+        return fn
+
+    return wrap
+
+
+def prove(name: str) -> bool:
+    """Every obligation of rule ``name``'s encoding is valid."""
+    return all(valid(c) for c in PROOFS[name]())
+
+
+def spec_vars(rank: int) -> list[Spec]:
+    return [tuple(ints("s", 3)) for _ in range(rank)]
+
+
+# ---------------------------------------------------------------- slice / concat / pad / reverse
+
+
+@proves("slice-slice")
+def _slice_slice() -> list[z3.BoolRef]:
+    x, facts = tensor("x", 1)
+    inner_spec, outer_spec = spec_vars(1), spec_vars(1)
+    inner = slice_(x, inner_spec)
+    (s1, t1, c1), (s2, t2, _) = outer_spec[0], inner_spec[0]
+    start, stride = compose_slice_dim(s1, t1, s2, t2)
+    rhs_spec = [(start, stride, c1)]
+    assume = facts + [slice_ok(x, inner_spec), slice_ok(inner, outer_spec)]
+    return [same(slice_(inner, outer_spec), slice_(x, rhs_spec), assume, slice_ok(x, rhs_spec))]
+
+
+@proves("slice-full")
+def _slice_full() -> list[z3.BoolRef]:
+    x, facts = tensor("x", 2)
+    return [same(slice_(x, full(x)), x, facts)]
+
+
+@proves("slice-concat-within")
+def _slice_concat_within() -> list[z3.BoolRef]:
+    x0, f0 = tensor("x", 1)
+    x1, f1 = tensor("y", 1)
+    cat = concat([x0, x1], 0)
+    spec = spec_vars(1)
+    s, t, c = spec[0]
+    last = s + (c - 1) * t
+    offs = [0, x0.shape[0], x0.shape[0] + x1.shape[0]]
+    claims = []
+    for k, x in enumerate((x0, x1)):
+        sub = [(s - offs[k], t, c)]
+        pre = f0 + f1 + [slice_ok(cat, spec), c >= 1, offs[k] <= s, last < offs[k + 1]]
+        claims.append(same(slice_(cat, spec), slice_(x, sub), pre, slice_ok(x, sub)))
+    return claims
+
+
+@proves("slice-concat-distribute")
+def _slice_concat_distribute() -> list[z3.BoolRef]:
+    x0, f0 = tensor("x", 2)
+    x1, f1 = tensor("y", 2, (ints("n", 1)[0], x0.shape[1]))
+    cat = concat([x0, x1], 0)
+    a, b = ints("ab", 2)
+    other = spec_vars(1)[0]
+    spec = [(a, 1, b - a), other]
+    offs = [0, x0.shape[0], x0.shape[0] + x1.shape[0]]
+    parts, oks = [], []
+    for k, x in enumerate((x0, x1)):
+        lo, hi = _max(a, offs[k]), _min(b, offs[k + 1])
+        sub = [(lo - offs[k], 1, hi - lo), other]
+        parts.append(slice_(x, sub))
+        oks.append(slice_ok(x, sub))
+    touches_both = z3.And(a < offs[1], offs[1] < b)
+    pre = f0 + f1 + [x1.shape[0] >= 1, slice_ok(cat, spec), touches_both]
+    return [same(slice_(cat, spec), concat(parts, 0), pre, z3.And(oks + [concat_ok(parts, 0)]))]
+
+
+def _max(a, b):
+    return z3.If(a >= b, a, b)
+
+
+def _min(a, b):
+    return z3.If(a <= b, a, b)
+
+
+@proves("concat-merge-slices")
+def _concat_merge_slices() -> list[z3.BoolRef]:
+    x, facts = tensor("x", 1)
+    a, t, c1, c2 = ints("m", 4)
+    p, q = [(a, t, c1)], [(a + c1 * t, t, c2)]
+    merged = [(a, t, c1 + c2)]
+    pre = facts + [c1 >= 1, c2 >= 1, slice_ok(x, p), slice_ok(x, q)]
+    return [same(concat([slice_(x, p), slice_(x, q)], 0), slice_(x, merged), pre, slice_ok(x, merged))]
+
+
+def _three(rank: int, d: int) -> tuple[list[Sym], list[z3.BoolRef]]:
+    first, facts = tensor("a", rank)
+    xs = [first]
+    for name in ("b", "c"):
+        shape = [ints("n", 1)[0] if k == d else first.shape[k] for k in range(rank)]
+        x, f = tensor(name, rank, shape)
+        xs.append(x)
+        facts += f + [shape[d] >= 1]
+    return xs, facts
+
+
+@proves("concat-flatten")
+def _concat_flatten() -> list[z3.BoolRef]:
+    (a, b, c), facts = _three(2, 1)
+    return [same(concat([a, concat([b, c], 1)], 1), concat([a, b, c], 1), facts)]
+
+
+@proves("concat-binarize")
+def _concat_binarize() -> list[z3.BoolRef]:
+    (a, b, c), facts = _three(2, 0)
+    return [same(concat([a, b, c], 0), concat([a, concat([b, c], 0)], 0), facts)]
+
+
+@proves("concat-single")
+def _concat_single() -> list[z3.BoolRef]:
+    x, facts = tensor("x", 2)
+    return [same(concat([x], 1), x, facts)]
+
+
+@proves("pad-noop")
+def _pad_noop() -> list[z3.BoolRef]:
+    x, facts = tensor("x", 2)
+    return [same(pad(x, scalar("v"), [(0, 0), (0, 0)]), x, facts)]
+
+
+@proves("slice-pad")
+def _slice_pad() -> list[z3.BoolRef]:
+    x, facts = tensor("x", 1)
+    lo, hi = ints("p", 2)
+    padded = pad(x, scalar("v"), [(lo, hi)])
+    spec = spec_vars(1)
+    s, t, c = spec[0]
+    last = s + (c - 1) * t
+    sub = [(s - lo, t, c)]
+    pre = facts + [padded.shape[0] >= 0, slice_ok(padded, spec), c >= 1, s >= lo, last < lo + x.shape[0]]
+    return [same(slice_(padded, spec), slice_(x, sub), pre, slice_ok(x, sub))]
+
+
+def _subsets(rank: int) -> list[tuple[int, ...]]:
+    return [c for k in range(rank + 1) for c in itertools.combinations(range(rank), k)]
+
+
+@proves("reverse-reverse")
+def _reverse_reverse() -> list[z3.BoolRef]:
+    claims = []
+    for inner, outer in itertools.product(_subsets(2), repeat=2):
+        if not inner:
+            continue
+        x, facts = tensor("x", 2)
+        dims = compose_reverse(inner, outer)
+        rhs = reverse(x, dims) if dims else x
+        claims.append(same(reverse(reverse(x, inner), outer), rhs, facts))
+    return claims
+
+
+@proves("reverse-noop")
+def _reverse_noop() -> list[z3.BoolRef]:
+    x, facts = tensor("x", 2, (1, ints("n", 1)[0]))
+    return [same(reverse(x, (0,)), x, facts)]
+
+
+@proves("slice-transpose")
+def _slice_transpose() -> list[z3.BoolRef]:
+    claims = []
+    for perm in itertools.permutations(range(3)):
+        x, facts = tensor("x", 3)
+        t = transpose(x, perm)
+        spec = spec_vars(3)
+        sub = list(unpermute_slice(spec, perm))
+        claims.append(same(slice_(t, spec), transpose(slice_(x, sub), perm), facts + [slice_ok(t, spec)],
+                           slice_ok(x, sub)))
+    return claims
+
+
+@proves("slice-broadcast")
+def _slice_broadcast() -> list[z3.BoolRef]:
+    claims = []
+    for dims in ((0,), (1,)):
+        for degenerate in (False, True):
+            out = ints("o", 2)
+            x, facts = tensor("x", 1, (1,) if degenerate else (out[dims[0]],))
+            b = broadcast(x, out, dims)
+            spec = spec_vars(2)
+            # the rule: the broadcast dim's slice when sizes match, else [0:1] of the size-1 dim
+            sub = [(0, 1, 1)] if degenerate else [spec[dims[0]]]
+            pre = facts + [o >= 1 for o in out] + [slice_ok(b, spec)]
+            if degenerate:
+                pre.append(out[dims[0]] != 1)
+            rhs = broadcast(slice_(x, sub), tuple(c for _, _, c in spec), dims)
+            claims.append(same(slice_(b, spec), rhs, pre, slice_ok(x, sub)))
+    return claims
+
+
+# ---------------------------------------------------------------- transpose / broadcast / reshape
+
+
+@proves("transpose-transpose")
+def _transpose_transpose() -> list[z3.BoolRef]:
+    claims = []
+    for p, q in itertools.product(itertools.permutations(range(3)), repeat=2):
+        x, facts = tensor("x", 3)
+        claims.append(same(transpose(transpose(x, p), q), transpose(x, compose_perm(p, q)), facts))
+    return claims
+
+
+@proves("transpose-noop")
+def _transpose_noop() -> list[z3.BoolRef]:
+    x, facts = tensor("x", 3)
+    return [same(transpose(x, (0, 1, 2)), x, facts)]
+
+
+@proves("broadcast-noop")
+def _broadcast_noop() -> list[z3.BoolRef]:
+    x, facts = tensor("x", 2)
+    return [same(broadcast(x, x.shape, (0, 1)), x, facts)]
+
+
+@proves("broadcast-broadcast")
+def _broadcast_broadcast() -> list[z3.BoolRef]:
+    claims = []
+    for inner in ((0,), (1,)):
+        for outer in itertools.combinations(range(3), 2):
+            x, facts = tensor("x", 1)
+            mid, out = ints("m", 2), ints("o", 3)
+            b1 = broadcast(x, mid, inner)
+            dims = compose_broadcast_dims(inner, outer)
+            pre = facts + [d >= 1 for d in mid + out] + [broadcast_ok(x, mid, inner), broadcast_ok(b1, out, outer)]
+            claims.append(same(broadcast(b1, out, outer), broadcast(x, out, dims), pre, broadcast_ok(x, out, dims)))
+    return claims
+
+
+@proves("transpose-broadcast")
+def _transpose_broadcast() -> list[z3.BoolRef]:
+    claims = []
+    for dims in itertools.combinations(range(3), 2):
+        for perm in itertools.permutations(range(3)):
+            x, facts = tensor("x", 2)
+            out = ints("o", 3)
+            sigma, new_dims = transpose_of_broadcast(dims, perm)
+            xt = transpose(x, sigma)
+            shape = tuple(out[p] for p in perm)
+            pre = facts + [d >= 1 for d in out] + [broadcast_ok(x, out, dims)]
+            claims.append(same(transpose(broadcast(x, out, dims), perm), broadcast(xt, shape, new_dims), pre,
+                               broadcast_ok(xt, shape, new_dims)))
+    return claims
+
+
+def _pointwise(arity: int) -> z3.FuncDeclRef:
+    return z3.Function(f"f{next(_fresh)}", *([Elem] * arity), Elem)
+
+
+@proves("transpose-elementwise")
+def _transpose_elementwise() -> list[z3.BoolRef]:
+    claims = []
+    for perm in itertools.permutations(range(3)):
+        x, fx = tensor("x", 3)
+        y, fy = tensor("y", 3, x.shape)
+        f = _pointwise(2)
+        rhs = elementwise(f, transpose(x, perm), transpose(y, perm))
+        claims.append(same(transpose(elementwise(f, x, y), perm), rhs, fx + fy))
+    return claims
+
+
+@proves("slice-elementwise")
+def _slice_elementwise() -> list[z3.BoolRef]:
+    x, fx = tensor("x", 2)
+    y, fy = tensor("y", 2, x.shape)
+    f, lo = _pointwise(3), scalar("lo")  # a clamp-like op with one scalar operand
+    spec = spec_vars(2)
+    lhs = slice_(elementwise(f, lo, x, y), spec)
+    return [same(lhs, elementwise(f, lo, slice_(x, spec), slice_(y, spec)), fx + fy + [slice_ok(x, spec)],
+                 slice_ok(x, spec))]
+
+
+@proves("reshape-elementwise")
+def _reshape_elementwise() -> list[z3.BoolRef]:
+    x, fx = tensor("x", 2)
+    y, fy = tensor("y", 2, x.shape)
+    f = _pointwise(2)
+    return [same(flatten2(elementwise(f, x, y)), elementwise(f, flatten2(x), flatten2(y)), fx + fy)]
+
+
+def _split_claims() -> list[z3.BoolRef]:
+    """op(x, ..) = concat(op(x[:p], ..), op(x[p:], ..)) along either dim, any 0 < p < n, for
+    unary, binary and ternary ops, and for a clamp with scalar bounds (kept unsliced)."""
+    claims = []
+    for d, (arrays, scalars) in itertools.product((0, 1), ((1, 0), (2, 0), (3, 0), (1, 2))):
+        first, facts = tensor("x", 2)
+        xs: list = [first]
+        for _ in range(arrays - 1):
+            y, fy = tensor("y", 2, first.shape)
+            xs.append(y)
+            facts += fy
+        bounds = [scalar("b") for _ in range(scalars)]
+        (p,) = ints("p", 1)
+        n = first.shape[d]
+        lo = [(0, 1, p) if k == d else (0, 1, first.shape[k]) for k in range(2)]
+        hi = [(p, 1, n - p) if k == d else (0, 1, first.shape[k]) for k in range(2)]
+        f = _pointwise(arrays + scalars)
+        halves = [elementwise(f, *bounds, *(slice_(x, s) for x in xs)) for s in (lo, hi)]
+        rhs_ok = z3.And([slice_ok(x, s) for x in xs for s in (lo, hi)])
+        claims.append(same(elementwise(f, *bounds, *xs), concat(halves, d), facts + [0 < p, p < n], rhs_ok))
+    return claims
+
+
+proves(*(f"{op}-split" for op in sorted(ELEMENTWISE)))(_split_claims)
+
+
+@proves("copy-intro", "copy-elim")
+def _copy() -> list[z3.BoolRef]:
+    x, facts = tensor("x", 2)
+    copy = Sym(x.shape, x.at)  # copy is the identity on elements
+    return [same(copy, x, facts), same(x, copy, facts)]
+
+
+# ---------------------------------------------------------------- element algebra: bit-vectors and IEEE floats
+
+_INT_WIDTHS = (8, 32)
+_FLOAT_SORTS = {"f16": z3.Float16(), "bf16": z3.FPSort(8, 8), "f32": z3.Float32()}
+_RM = z3.RNE()
+
+
+def _ref_max(a, b):
+    """maximum as the reference computes it: NaN propagates; of two zeros, -0 only if both are."""
+    zeros = z3.And(z3.fpIsZero(a), z3.fpIsZero(b))
+    both_neg = z3.And(z3.fpIsNegative(a), z3.fpIsNegative(b))
+    s = a.sort()
+    return z3.If(z3.fpIsNaN(a), a, z3.If(z3.fpIsNaN(b), b, z3.If(
+        zeros, z3.If(both_neg, z3.fpMinusZero(s), z3.fpPlusZero(s)), z3.If(z3.fpGT(a, b), a, b))))
+
+
+def _ref_min(a, b):
+    zeros = z3.And(z3.fpIsZero(a), z3.fpIsZero(b))
+    any_neg = z3.Or(z3.fpIsNegative(a), z3.fpIsNegative(b))
+    s = a.sort()
+    return z3.If(z3.fpIsNaN(a), a, z3.If(z3.fpIsNaN(b), b, z3.If(
+        zeros, z3.If(any_neg, z3.fpMinusZero(s), z3.fpPlusZero(s)), z3.If(z3.fpLT(a, b), a, b))))
+
+
+def _bv_ops(signed: bool) -> dict[str, Callable]:
+    return {
+        "add": lambda a, b: a + b, "multiply": lambda a, b: a * b, "and": lambda a, b: a & b,
+        "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
+        "maximum": lambda a, b: z3.If(a > b if signed else z3.UGT(a, b), a, b),
+        "minimum": lambda a, b: z3.If(a < b if signed else z3.ULT(a, b), a, b),
+    }
+
+
+def _fp_ops() -> dict[str, Callable]:
+    return {"add": lambda a, b: z3.fpAdd(_RM, a, b), "multiply": lambda a, b: z3.fpMul(_RM, a, b),
+            "maximum": _ref_max, "minimum": _ref_min}
+
+
+def _bv_cases():
+    for bits, signed in itertools.product(_INT_WIDTHS, (True, False)):
+        yield z3.BitVecs(f"a{next(_fresh)} b{next(_fresh)}", bits), _bv_ops(signed), signed
+
+
+def _fp_cases():
+    for sort in _FLOAT_SORTS.values():
+        yield z3.FPs(f"a{next(_fresh)} b{next(_fresh)}", sort), _fp_ops()
+
+
+def _commutes(op: str) -> list[z3.BoolRef]:
+    claims = [ops[op](a, b) == ops[op](b, a) for (a, b), ops, _ in _bv_cases()]
+    claims += [ops[op](a, b) == ops[op](b, a) for (a, b), ops in _fp_cases() if op in ops]
+    return claims
+
+
+for _op in COMMUTATIVE:
+    proves(f"{_op}-comm")(lambda op=_op: _commutes(op))
+
+
+def _idempotent(op: str) -> list[z3.BoolRef]:
+    return ([ops[op](a, a) == a for (a, _), ops, _ in _bv_cases()]
+            + [ops[op](a, a) == a for (a, _), ops in _fp_cases()])
+
+
+def _absorbs(op: str) -> list[z3.BoolRef]:
+    return ([ops[op](ops[op](a, b), b) == ops[op](a, b) for (a, b), ops, _ in _bv_cases()]
+            + [ops[op](ops[op](a, b), b) == ops[op](a, b) for (a, b), ops in _fp_cases()])
+
+
+proves("maximum-idem")(lambda: _idempotent("maximum"))
+proves("minimum-idem")(lambda: _idempotent("minimum"))
+proves("maximum-absorb")(lambda: _absorbs("maximum"))
+proves("minimum-absorb")(lambda: _absorbs("minimum"))
+
+
+def _clamp(ops, lo, x, hi):
+    return ops["minimum"](ops["maximum"](x, lo), hi)  # the reference's clamp
+
+
+def _extremes_bv(a, signed: bool):
+    bits = a.size()
+    top = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+    bottom = -(1 << (bits - 1)) if signed else 0
+    return z3.BitVecVal(top, bits), z3.BitVecVal(bottom, bits)
+
+
+@proves("maximum-as-clamp")
+def _maximum_as_clamp() -> list[z3.BoolRef]:
+    claims = []
+    for (x, s), ops, signed in _bv_cases():
+        top, _ = _extremes_bv(x, signed)
+        claims.append(ops["maximum"](x, s) == _clamp(ops, s, x, top))
+    for (x, s), ops in _fp_cases():
+        claims.append(ops["maximum"](x, s) == _clamp(ops, s, x, z3.fpPlusInfinity(x.sort())))
+    return claims
+
+
+@proves("minimum-as-clamp")
+def _minimum_as_clamp() -> list[z3.BoolRef]:
+    claims = []
+    for (x, s), ops, signed in _bv_cases():
+        _, bottom = _extremes_bv(x, signed)
+        claims.append(ops["minimum"](x, s) == _clamp(ops, bottom, x, s))
+    for (x, s), ops in _fp_cases():
+        claims.append(ops["minimum"](x, s) == _clamp(ops, z3.fpMinusInfinity(x.sort()), x, s))
+    return claims
+
+
+@proves("clamp-as-minmax")
+def _clamp_as_minmax() -> list[z3.BoolRef]:
+    """With scalar bounds: clamp(lo, x, hi) at each index = min(max(x, broadcast(lo)), broadcast(hi))."""
+    x, facts = tensor("x", 2)
+    lo, hi = tensor("lo", 0, ())[0], tensor("hi", 0, ())[0]
+    mx, mn = _pointwise(2), _pointwise(2)
+    clamp = Sym(x.shape, lambda *i: mn(mx(x.at(*i), lo.at()), hi.at()))
+    rhs = elementwise(mn, elementwise(mx, x, broadcast(lo, x.shape, ())), broadcast(hi, x.shape, ()))
+    return [same(clamp, rhs, facts)]
+
+
+@proves("subtract-as-add-negate")
+def _subtract() -> list[z3.BoolRef]:
+    claims = [a - b == a + (-b) for (a, b), _, _ in _bv_cases()]
+    claims += [z3.fpSub(_RM, a, b) == z3.fpAdd(_RM, a, z3.fpNeg(b)) for (a, b), _ in _fp_cases()]
+    return claims
+
+
+@proves("negate-negate")
+def _negate_negate() -> list[z3.BoolRef]:
+    return [-(-a) == a for (a, _), _, _ in _bv_cases()] + [z3.fpNeg(z3.fpNeg(a)) == a for (a, _), _ in _fp_cases()]
+
+
+@proves("add-zero")
+def _add_zero() -> list[z3.BoolRef]:
+    claims = [a + 0 == a for (a, _), _, _ in _bv_cases()]
+    claims += [z3.fpAdd(_RM, a, z3.fpMinusZero(a.sort())) == a for (a, _), _ in _fp_cases()]
+    return claims
+
+
+def add_positive_zero_counterexample() -> z3.ModelRef | None:
+    """Why add-zero-float is not exact: x + (+0) != x has a model (x = -0)."""
+    a = z3.FP("a", z3.Float32())
+    s = z3.Solver()
+    s.add(z3.Not(z3.fpAdd(_RM, a, z3.fpPlusZero(a.sort())) == a))
+    return s.model() if s.check() == z3.sat else None
+
+
+@proves("multiply-one")
+def _multiply_one() -> list[z3.BoolRef]:
+    claims = [a * 1 == a for (a, _), _, _ in _bv_cases()]
+    claims += [z3.fpMul(_RM, a, z3.FPVal(1.0, a.sort())) == a for (a, _), _ in _fp_cases()]
+    return claims
+
+
+@proves("multiply-negone")
+def _multiply_negone() -> list[z3.BoolRef]:
+    claims = [a * -1 == -a for (a, _), _, signed in _bv_cases() if signed]
+    claims += [z3.fpMul(_RM, a, z3.FPVal(-1.0, a.sort())) == z3.fpNeg(a) for (a, _), _ in _fp_cases()]
+    return claims
+
+
+@proves("multiply-pow2-shift")
+def _multiply_pow2_shift() -> list[z3.BoolRef]:
+    claims = []
+    for (a, k), _, _ in _bv_cases():
+        bits = a.size()
+        claims.append(z3.Implies(z3.ULT(k, bits), a * (z3.BitVecVal(1, bits) << k) == a << k))
+    return claims
+
+
+@proves("divide-pow2-shift")
+def _divide_pow2_shift() -> list[z3.BoolRef]:
+    claims = []
+    for (a, k), _, signed in _bv_cases():
+        if not signed:
+            bits = a.size()
+            claims.append(z3.Implies(z3.ULT(k, bits), z3.UDiv(a, z3.BitVecVal(1, bits) << k) == z3.LShR(a, k)))
+    return claims
+
+
+# ---------------------------------------------------------------- conversions between integer types
+
+
+INT_TYPES = [DTYPES[n] for n in ("s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64")]
+
+
+def convert_bv(x: z3.BitVecRef, src: DType, dst: DType) -> z3.BitVecRef:
+    """XLA integer convert: extend by the source's signedness, or keep the low bits (wrap)."""
+    if dst.bits > src.bits:
+        return (z3.SignExt if src.is_signed else z3.ZeroExt)(dst.bits - src.bits, x)
+    return z3.Extract(dst.bits - 1, 0, x) if dst.bits < src.bits else x
+
+
+def convert_chain_claim(t1: DType, t2: DType, t3: DType) -> z3.BoolRef:
+    x = z3.BitVec(f"x{next(_fresh)}", t1.bits)
+    return convert_bv(convert_bv(x, t1, t2), t2, t3) == convert_bv(x, t1, t3)
+
+
+@proves("convert-convert")
+def _convert_convert() -> list[z3.BoolRef]:
+    """Every integer chain the rule accepts (convert_chain_exact) is an identity."""
+    return [convert_chain_claim(a, b, c) for a, b, c in itertools.product(INT_TYPES, repeat=3)
+            if convert_chain_exact(a, b, c)]

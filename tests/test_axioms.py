@@ -1,0 +1,879 @@
+"""The IR-to-IR axioms: every rule checked numerically against the reference
+interpreter (runtime_skeleton.isel.rule_check), negative examples for the
+preconditions, z3 proofs over symbolic shapes (runtime_skeleton.isel.proofs),
+and the Appendix C.2 filter on the qkv target's operators."""
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from runtime_skeleton.hlo import parse_module
+from runtime_skeleton.ir.attrs import PadDim, SliceDim
+from runtime_skeleton.ir.dtypes import DTYPES
+from runtime_skeleton.ir.ops import FLOAT_ONLY_BINARY, FLOAT_ONLY_UNARY, INT_ONLY_BINARY, INT_ONLY_UNARY, LOGICAL_OPS
+from runtime_skeleton.ir.types import TensorType
+from runtime_skeleton.isel import proofs
+from runtime_skeleton.isel.axioms import (
+    AXIOMS, ELEMENTWISE, SUM_ORDER_ONLY, Make, convert_chain_exact, holds, rules_for_ops, split_point,
+)
+from runtime_skeleton.isel.convert import _REDUCERS, reducer_name
+from runtime_skeleton.isel.rule_check import check_equivalent, check_rule, fire, same_bits, subterms
+from runtime_skeleton.isel.rules import filter_rules, run_rules
+from runtime_skeleton.isel.tensor_egraph import TensorEGraph
+from runtime_skeleton.isel.terms import Term, View
+
+RULES = {r.name: r for r in AXIOMS}
+M = Make(View({}))
+
+
+# ---------------------------------------------------------------- term builders
+
+
+def P(n: int, dtype: str, *shape: int) -> Term:
+    return Term("parameter", TensorType(DTYPES[dtype], tuple(shape)), (), {"parameter_number": n})
+
+
+def op(opcode: str, *args: Term, dtype: str | None = None, shape=None, **attrs) -> Term:
+    declared = None
+    if dtype is not None or shape is not None:
+        base = args[0].type if args else None
+        declared = TensorType(DTYPES[dtype] if dtype else base.dtype, tuple(shape) if shape is not None else base.shape)
+    return M.op(opcode, list(args), attrs, declared)
+
+
+def const(value, dtype: str, *shape: int) -> Term:
+    return M.constant(np.full(shape, value), DTYPES[dtype])
+
+
+def bcast(x: Term, *shape: int, dims=()) -> Term:
+    return op("broadcast", x, shape=shape, dimensions=tuple(dims))
+
+
+def sl(x: Term, *spec) -> Term:
+    return op("slice", x, slice=tuple(SliceDim(*s) for s in spec))
+
+
+def cat(d: int, *xs: Term) -> Term:
+    return op("concatenate", *xs, dimensions=(d,))
+
+
+def tr(x: Term, *perm: int) -> Term:
+    return op("transpose", x, dimensions=perm)
+
+
+def rs(x: Term, *shape: int) -> Term:
+    return op("reshape", x, shape=shape)
+
+
+def cv(x: Term, dtype: str) -> Term:
+    return op("convert", x, dtype=dtype)
+
+
+def bc(x: Term, dtype: str) -> Term:
+    return op("bitcast-convert", x, dtype=dtype, shape=())
+
+
+def dot(a: Term, b: Term, lc=(1,), rc=(0,), lb=(), rb=(), dtype: str | None = None) -> Term:
+    return op("dot", a, b, dtype=dtype or a.type.dtype.name, shape=(), lhs_batch_dims=tuple(lb),
+              lhs_contracting_dims=tuple(lc), rhs_batch_dims=tuple(rb), rhs_contracting_dims=tuple(rc))
+
+
+@functools.cache
+def reducer(opcode: str, dtype: str) -> str:
+    module = parse_module(f"""
+HloModule r
+red {{
+  p = {dtype}[] parameter(0)
+  q = {dtype}[] parameter(1)
+  ROOT r = {dtype}[] {opcode}(p, q)
+}}
+ENTRY e {{
+  x = {dtype}[2] parameter(0)
+  z = {dtype}[] parameter(1)
+  ROOT o = {dtype}[] reduce(x, z), dimensions={{0}}, to_apply=red
+}}
+""")
+    return reducer_name(module, "red")
+
+
+def reduce(x: Term, init: Term, dims, opcode: str = "add") -> Term:
+    name = reducer(opcode, x.type.dtype.name)
+    attrs = {"dimensions": tuple(dims), "to_apply": name}
+    return M.op("reduce", [x, init], attrs, computations={name: _REDUCERS[name]})
+
+
+def zero(dtype: str, value=0) -> Term:
+    return const(value, dtype)
+
+
+# ---------------------------------------------------------------- positive cases: rule name -> LHS terms
+
+CASES: dict[str, Callable[[], list[Term]]] = {}
+
+
+def cases(*names: str):
+    def wrap(fn: Callable[[], list[Term]]):
+        for n in names:
+            CASES[n] = fn
+        return fn
+
+    return wrap
+
+
+@cases("slice-slice")
+def _():
+    return [sl(sl(P(0, "f32", 8, 6), (1, 8, 2), (0, 6, 1)), (1, 4, 1), (0, 6, 2)),
+            sl(sl(P(0, "s32", 7, 5, 3), (0, 7, 3), (1, 5, 1), (0, 3, 1)), (1, 3, 1), (0, 4, 3), (1, 3, 1)),
+            sl(sl(P(0, "bf16", 13), (2, 13, 1)), (1, 11, 4))]
+
+
+@cases("slice-full")
+def _():
+    return [sl(P(0, "f32", 5), (0, 5)), sl(P(0, "s8", 4, 7), (0, 4), (0, 7)),
+            sl(P(0, "bf16", 3, 1, 2), (0, 3), (0, 1), (0, 2))]
+
+
+def _cat_a():
+    return cat(0, P(0, "f32", 3, 5), P(1, "f32", 4, 5))  # [7, 5]
+
+
+def _cat_b():
+    return cat(0, P(0, "s32", 7), P(1, "s32", 2))  # [9]
+
+
+def _cat_c():
+    return cat(1, P(0, "f16", 2, 3, 2), P(1, "f16", 2, 4, 2), P(2, "f16", 2, 1, 2))  # [2, 8, 2]
+
+
+@cases("slice-concat-within")
+def _():
+    return [sl(_cat_a(), (4, 7, 2), (0, 5)), sl(_cat_b(), (1, 6, 2)), sl(_cat_c(), (0, 2), (7, 8), (1, 2))]
+
+
+@cases("slice-concat-distribute")
+def _():
+    return [sl(_cat_a(), (1, 6), (1, 4, 2)), sl(_cat_b(), (5, 9)), sl(_cat_c(), (1, 2), (1, 8), (0, 2))]
+
+
+@cases("concat-merge-slices")
+def _():
+    x, y, z = P(0, "f32", 9, 4), P(0, "s32", 10), P(0, "bf16", 4, 6)
+    return [cat(0, sl(x, (0, 3), (0, 4)), sl(x, (3, 7), (0, 4))),
+            cat(0, sl(y, (1, 6, 2)), sl(y, (7, 10, 2))),
+            cat(1, sl(z, (0, 4), (0, 2)), sl(z, (0, 4), (2, 5)), P(1, "bf16", 4, 2))]
+
+
+@cases("concat-single")
+def _():
+    return [cat(0, P(0, "f32", 3)), cat(1, P(0, "s32", 2, 5)), cat(2, P(0, "u8", 1, 3, 2))]
+
+
+@cases("concat-flatten")
+def _():
+    return [cat(0, P(0, "f32", 2), cat(0, P(1, "f32", 3), P(2, "f32", 1))),
+            cat(1, cat(1, P(0, "s8", 2, 1), P(1, "s8", 2, 2)), P(2, "s8", 2, 3)),
+            cat(0, P(0, "bf16", 1, 2), cat(0, P(1, "bf16", 2, 2), P(2, "bf16", 3, 2)), P(3, "bf16", 1, 2))]
+
+
+@cases("concat-binarize")
+def _():
+    return [cat(0, P(0, "f32", 2), P(1, "f32", 3), P(2, "f32", 1)),
+            cat(1, P(0, "s32", 2, 1), P(1, "s32", 2, 2), P(2, "s32", 2, 3), P(3, "s32", 2, 1)),
+            cat(2, P(0, "u8", 1, 2, 3), P(1, "u8", 1, 2, 1), P(2, "u8", 1, 2, 2))]
+
+
+@cases("pad-noop")
+def _():
+    return [op("pad", P(0, "f32", 3, 4), zero("f32"), padding=(PadDim(0, 0),) * 2),
+            op("pad", P(0, "s32", 5), zero("s32", 7), padding=(PadDim(0, 0),)),
+            op("pad", P(0, "bf16", 1, 2, 3), zero("bf16"), padding=(PadDim(0, 0),) * 3)]
+
+
+@cases("slice-pad")
+def _():
+    a = op("pad", P(0, "f32", 5, 4), const(1.5, "f32"), padding=(PadDim(2, 1), PadDim(0, 3)))  # [8, 7]
+    b = op("pad", P(0, "s32", 9), const(3, "s32"), padding=(PadDim(-2, 3),))  # [10]
+    c = op("pad", P(0, "bf16", 3, 3, 3), zero("bf16"), padding=(PadDim(1, 1),) * 3)  # [5, 5, 5]
+    return [sl(a, (2, 7, 2), (1, 4)), sl(b, (0, 7, 3)), sl(c, (1, 4), (1, 4), (2, 3))]
+
+
+@cases("reverse-reverse")
+def _():
+    rev = lambda x, *d: op("reverse", x, dimensions=d)  # noqa: E731
+    return [rev(rev(P(0, "f32", 3, 4), 0), 0, 1), rev(rev(P(0, "s32", 5), 0), 0),
+            rev(rev(P(0, "bf16", 2, 3, 4), 0, 2), 1)]
+
+
+@cases("reverse-noop")
+def _():
+    return [op("reverse", P(0, "f32", 1, 4), dimensions=(0,)), op("reverse", P(0, "s32", 3, 1, 2), dimensions=(1,)),
+            op("reverse", P(0, "f32", 5), dimensions=())]
+
+
+@cases("slice-transpose")
+def _():
+    return [sl(tr(P(0, "f32", 4, 6), 1, 0), (1, 5, 2), (0, 3)),
+            sl(tr(P(0, "s32", 3, 5, 7), 2, 0, 1), (0, 7, 3), (1, 3), (2, 5)),
+            sl(tr(P(0, "bf16", 2, 3, 5), 0, 2, 1), (1, 2), (0, 5, 4), (0, 3))]
+
+
+@cases("slice-broadcast")
+def _():
+    return [sl(bcast(P(0, "f32", 5), 5, 6, dims=(0,)), (1, 4), (2, 6, 3)),
+            sl(bcast(P(0, "s32", 1, 4), 3, 4, dims=(0, 1)), (1, 3), (0, 4, 2)),
+            sl(bcast(P(0, "f32"), 4, 5), (0, 3), (1, 5, 2))]
+
+
+@cases("reshape-reshape")
+def _():
+    return [rs(rs(P(0, "f32", 4, 6), 24), 3, 8), rs(rs(P(0, "s32", 6), 2, 3), 6),
+            rs(rs(P(0, "bf16", 2, 3, 4), 6, 4), 4, 6)]
+
+
+@cases("reshape-noop")
+def _():
+    return [rs(P(0, "f32", 3, 4), 3, 4), rs(P(0, "s8", 5), 5), rs(P(0, "bf16", 1, 2, 1), 1, 2, 1)]
+
+
+@cases("transpose-transpose")
+def _():
+    return [tr(tr(P(0, "f32", 2, 3, 4), 1, 2, 0), 2, 0, 1), tr(tr(P(0, "s32", 3, 5), 1, 0), 1, 0),
+            tr(tr(P(0, "bf16", 2, 3, 5), 2, 0, 1), 0, 2, 1)]
+
+
+@cases("transpose-noop")
+def _():
+    return [tr(P(0, "f32", 3, 4), 0, 1), tr(P(0, "s32", 5), 0), tr(P(0, "u8", 2, 1, 3), 0, 1, 2)]
+
+
+@cases("transpose-as-reshape")
+def _():
+    return [tr(P(0, "f32", 1, 5), 1, 0), tr(P(0, "s32", 3, 1, 4), 1, 0, 2), tr(P(0, "f32", 2, 1, 1, 3), 0, 2, 1, 3)]
+
+
+@cases("bitcast-convert-noop")
+def _():
+    return [bc(P(0, "f32", 3, 4), "f32"), bc(P(0, "s32", 5), "s32"), bc(P(0, "bf16", 2, 3), "bf16")]
+
+
+@cases("bitcast-convert-chain")
+def _():
+    return [bc(bc(P(0, "f32", 3, 4), "u8"), "s32"), bc(bc(P(0, "s32", 5), "s16"), "u8"),
+            bc(bc(P(0, "u8", 6, 2), "s16"), "f16"), bc(bc(P(0, "f32", 4), "s32"), "f32")]
+
+
+@cases("bitcast-convert-reshape")
+def _():
+    return [bc(rs(P(0, "s32", 6, 4), 24), "f32"), bc(rs(P(0, "f16", 2, 3), 3, 2), "s16"),
+            bc(rs(P(0, "u8", 8), 2, 2, 2), "s8")]
+
+
+@cases("convert-convert")
+def _():
+    return [cv(cv(P(0, "s8", 3, 4), "s32"), "s64"), cv(cv(P(0, "u8", 5), "s16"), "f32"),
+            cv(cv(P(0, "bf16", 2, 3), "f32"), "f16"), cv(cv(P(0, "s8", 7), "f32"), "s8"),
+            cv(cv(P(0, "s32", 3, 3), "s16"), "s8"), cv(cv(P(0, "pred", 4), "f32"), "s32")]
+
+
+@cases("convert-noop")
+def _():
+    return [cv(P(0, "f32", 3), "f32"), cv(P(0, "s32", 2, 5), "s32"), cv(P(0, "pred", 4, 1), "pred")]
+
+
+def _ew_samples(shape: tuple[int, ...]) -> list[Term]:
+    """Elementwise terms of one shape: binary, clamp with scalar bounds, convert, compare."""
+    return [op("add", P(0, "f32", *shape), P(1, "f32", *shape)),
+            op("clamp", P(0, "s32"), P(1, "s32", *shape), P(2, "s32")),
+            cv(P(0, "f32", *shape), "s32"),
+            op("compare", P(0, "bf16", *shape), P(1, "bf16", *shape), direction="LT"),
+            op("select", P(0, "pred", *shape), P(1, "f16", *shape), P(2, "f16", *shape))]
+
+
+@cases("transpose-elementwise")
+def _():
+    return ([tr(e, 1, 0) for e in _ew_samples((3, 4))] + [tr(e, 2, 0, 1) for e in _ew_samples((2, 3, 4))]
+            + [tr(op("exponential", P(0, "f32", 5, 1)), 1, 0)])
+
+
+@cases("slice-elementwise")
+def _():
+    return ([sl(e, (1, 3), (0, 4, 3)) for e in _ew_samples((3, 4))] + [sl(e, (0, 7, 2)) for e in _ew_samples((7,))]
+            + [sl(op("multiply", P(0, "s8", 2, 3, 5), P(1, "s8", 2, 3, 5)), (1, 2), (0, 3), (1, 5, 2))])
+
+
+@cases("reshape-elementwise")
+def _():
+    return ([rs(e, 12) for e in _ew_samples((3, 4))] + [rs(e, 6, 4) for e in _ew_samples((2, 3, 4))]
+            + [rs(op("negate", P(0, "s32", 5)), 5, 1)])
+
+
+@cases("broadcast-noop")
+def _():
+    return [bcast(P(0, "f32", 3, 4), 3, 4, dims=(0, 1)), bcast(P(0, "s32", 5), 5, dims=(0,)), bcast(P(0, "f32"))]
+
+
+@cases("broadcast-broadcast")
+def _():
+    return [bcast(bcast(P(0, "f32", 5), 5, 3, dims=(0,)), 2, 5, 3, dims=(1, 2)),
+            bcast(bcast(P(0, "s32", 1), 4, dims=(0,)), 4, 3, dims=(0,)),
+            bcast(bcast(P(0, "bf16"), 3), 3, 2, dims=(0,))]
+
+
+@cases("transpose-broadcast")
+def _():
+    return [tr(bcast(P(0, "f32", 5), 5, 3, dims=(0,)), 1, 0),
+            tr(bcast(P(0, "s32", 2, 4), 2, 3, 4, dims=(0, 2)), 2, 0, 1),
+            tr(bcast(P(0, "f32", 3, 2), 3, 5, 2, dims=(0, 2)), 2, 1, 0)]
+
+
+@cases("reshape-broadcast-scalar")
+def _():
+    return [rs(bcast(P(0, "f32"), 4, 6), 24), rs(bcast(P(0, "s32"), 2, 3), 3, 2), rs(bcast(P(0, "bf16"), 8), 2, 2, 2)]
+
+
+# -- per-operator elementwise splits
+
+
+def _split_dtype(opname: str) -> str:
+    if opname in FLOAT_ONLY_UNARY or opname in FLOAT_ONLY_BINARY:
+        return "f32"
+    if opname in INT_ONLY_UNARY or opname in INT_ONLY_BINARY or opname in LOGICAL_OPS:
+        return "s32"
+    return "f32" if opname in ("add", "multiply", "divide", "power", "negate", "abs", "copy") else "s32"
+
+
+def _elementwise_lhs(opname: str, shape: tuple[int, ...], alt: bool) -> Term:
+    dt = _split_dtype(opname)
+    if alt and opname in ("add", "multiply", "maximum", "minimum", "negate", "abs", "subtract", "sign", "copy"):
+        dt = "bf16" if dt == "s32" else "s8"
+    x, y = P(0, dt, *shape), P(1, dt, *shape)
+    if opname == "compare":
+        return op("compare", x, y, direction="GE")
+    if opname == "select":
+        return op("select", P(0, "pred", *shape), P(1, "f32", *shape), P(2, "f32", *shape))
+    if opname == "clamp":
+        return op("clamp", P(0, "f32"), P(1, "f32", *shape), P(2, "f32")) if alt else \
+            op("clamp", P(0, "s32", *shape), P(1, "s32", *shape), P(2, "s32", *shape))
+    if opname == "convert":
+        return cv(P(0, "f32", *shape), "s16")
+    if opname in ("not",) or opname in INT_ONLY_UNARY or opname in FLOAT_ONLY_UNARY or opname in (
+            "abs", "negate", "sign", "copy"):
+        return op(opname, x)
+    return op(opname, x, y)
+
+
+_SPLIT_SHAPES = ((5,), (4, 3), (2, 3, 5))
+for _op in sorted(ELEMENTWISE):
+    CASES[f"{_op}-split"] = (lambda o=_op: [_elementwise_lhs(o, s, k % 2 == 1) for k, s in enumerate(_SPLIT_SHAPES)])
+
+
+# -- dots
+
+
+def _dots_float() -> list[Term]:
+    return [dot(P(0, "f32", 5, 3), P(1, "f32", 3, 4)),
+            dot(P(0, "bf16", 3, 9), P(1, "bf16", 9, 6), dtype="f32"),
+            dot(P(0, "f32", 2, 5, 3), P(1, "f32", 2, 3, 4), lc=(2,), rc=(1,), lb=(0,), rb=(0,)),
+            dot(P(0, "f32", 3, 2, 7), P(1, "f32", 7, 5), lc=(2,), rc=(0,))]
+
+
+def _dots_int() -> list[Term]:
+    return [dot(P(0, "s32", 3, 6), P(1, "s32", 6, 2)),
+            dot(P(0, "s8", 5, 7), P(1, "s8", 7, 3), dtype="s32"),
+            dot(P(0, "u8", 3, 4, 5), P(1, "u8", 3, 5, 2), lc=(2,), rc=(1,), lb=(0,), rb=(0,)),
+            dot(P(0, "s8", 3, 2, 4), P(1, "s8", 4, 5), lc=(2,), rc=(0,), dtype="s32")]
+
+
+cases("dot-split-lhs", "dot-split-rhs")(lambda: _dots_float() + _dots_int())
+cases("dot-split-batch")(lambda: [d for d in _dots_float() + _dots_int() if d.attrs["lhs_batch_dims"]]
+                         + [dot(P(0, "bf16", 3, 2, 2), P(1, "bf16", 3, 2, 2), lc=(2,), rc=(1,), lb=(0,), rb=(0,))])
+cases("dot-split-contract")(_dots_int)
+cases("dot-split-contract-float")(_dots_float)
+
+
+def _reduces(float_dtype: str = "f32") -> list[Term]:
+    return [reduce(P(0, float_dtype, 5, 6), zero(float_dtype), (1,)),
+            reduce(P(0, "s32", 3, 4, 5), zero("s32", -7), (0, 2), "maximum"),
+            reduce(P(0, "bf16", 7, 3), zero("bf16"), (0,)),
+            reduce(P(0, "s8", 3, 5), zero("s8"), (1,), "xor")]
+
+
+cases("reduce-split-kept")(_reduces)
+
+
+@cases("reduce-split-reduced")
+def _():
+    return [reduce(P(0, "f32", 5, 6), P(1, "f32"), (1,), "maximum"),
+            reduce(P(0, "s32", 4, 3), P(1, "s32"), (0,), "or"),
+            reduce(P(0, "s32", 3, 7), zero("s32"), (1,)),
+            reduce(P(0, "bf16", 3, 2, 5), P(1, "bf16"), (0, 2), "minimum")]
+
+
+@cases("reduce-split-reduced-float")
+def _():
+    return [reduce(P(0, "f32", 4, 9), zero("f32"), (1,)), reduce(P(0, "bf16", 6, 3), zero("bf16", -0.0), (0,)),
+            reduce(P(0, "f32", 2, 3, 5), zero("f32"), (0, 2))]
+
+
+# -- identity matmuls
+
+
+cases("dot-identity")(lambda: [P(0, "s32", 3, 5), P(0, "u8", 4, 4), tr(P(0, "s8", 7, 1), 1, 0)])
+cases("convert-as-dot")(lambda: [cv(P(0, "s8", 16, 16), "s32"), cv(P(0, "u8", 3, 5), "s32"),
+                                 cv(P(0, "s16", 4, 7), "s64")])
+cases("dot-identity-float")(lambda: [P(0, "f32", 3, 5), P(0, "bf16", 4, 2), rs(P(0, "f16", 6), 2, 3)])
+cases("reduce-as-dot")(lambda: [reduce(P(0, "s32", 4, 5), zero("s32"), (1,)),
+                                reduce(P(0, "s8", 3, 6), zero("s8"), (0,)),
+                                reduce(P(0, "u16", 2, 3, 4), zero("u16"), (1,))])
+cases("reduce-as-dot-float")(lambda: [reduce(P(0, "f32", 4, 5), zero("f32"), (1,)),
+                                      reduce(P(0, "bf16", 5, 7), zero("bf16", -0.0), (0,)),
+                                      reduce(P(0, "f32", 2, 3, 4), zero("f32"), (2,))])
+cases("negate-as-dot")(lambda: [op("negate", P(0, dt, *s)) for dt, s in
+                                (("s32", (3, 4)), ("s8", (5, 2)), ("u8", (2, 3)))])
+cases("negate-as-dot-float")(lambda: [op("negate", P(0, dt, *s)) for dt, s in
+                                      (("f32", (3, 4)), ("bf16", (5, 2)), ("f16", (1, 3)))])
+
+
+def _reverses(dts) -> list[Term]:
+    return [op("reverse", P(0, dts[0], 3, 4), dimensions=(1,)), op("reverse", P(0, dts[1], 5, 2), dimensions=(0,)),
+            op("reverse", P(0, dts[2], 3, 3), dimensions=(0, 1))]
+
+
+cases("reverse-as-dot")(lambda: _reverses(("s32", "s8", "u16")))
+cases("reverse-as-dot-float")(lambda: _reverses(("f32", "bf16", "f16")))
+
+
+def _broadcasts(dts) -> list[Term]:
+    return [bcast(P(0, dts[0], 5), 5, 3, dims=(0,)), bcast(P(0, dts[1], 4), 2, 4, dims=(1,)),
+            bcast(P(0, dts[2], 1), 1, 6, dims=(0,))]
+
+
+cases("broadcast-as-dot")(lambda: _broadcasts(("s32", "s8", "u8")))
+cases("broadcast-as-dot-float")(lambda: _broadcasts(("f32", "bf16", "f16")))
+
+
+# -- max / min / clamp
+
+
+@cases("clamp-as-minmax")
+def _():
+    return [op("clamp", P(0, "f32"), P(1, "f32", 3, 4), P(2, "f32")),
+            op("clamp", P(0, "s32", 5), P(1, "s32", 5), P(2, "s32", 5)),
+            op("clamp", P(0, "bf16"), P(1, "bf16", 2, 3), P(2, "bf16", 2, 3))]
+
+
+_COMM_DTYPES = {"add": ("f32", "s32", "bf16"), "multiply": ("f32", "u8", "bf16"), "maximum": ("f32", "s8", "pred"),
+                "minimum": ("bf16", "u32", "f16"), "and": ("s32", "pred", "u8"), "or": ("s32", "pred", "u16"),
+                "xor": ("s8", "pred", "u32")}
+_SHAPES3 = ((3, 4), (5,), (2, 3, 1))
+for _op, _dts in _COMM_DTYPES.items():
+    CASES[f"{_op}-comm"] = (lambda o=_op, d=_dts: [op(o, P(0, t, *s), P(1, t, *s)) for t, s in zip(d, _SHAPES3)])
+
+
+def _idem(opname: str) -> list[Term]:
+    return [op(opname, x, x) for x in (P(0, "f32", 3, 4), P(0, "s32", 5), P(0, "bf16", 2, 1, 3))]
+
+
+def _absorb(opname: str) -> list[Term]:
+    out = []
+    for dt, s in zip(("f32", "s8", "bf16"), _SHAPES3):
+        x, y = P(0, dt, *s), P(1, dt, *s)
+        out += [op(opname, op(opname, x, y), y), op(opname, op(opname, y, x), y)]
+    return out
+
+
+cases("maximum-idem")(lambda: _idem("maximum"))
+cases("minimum-idem")(lambda: _idem("minimum"))
+cases("maximum-absorb")(lambda: _absorb("maximum"))
+cases("minimum-absorb")(lambda: _absorb("minimum"))
+
+
+def _with_scalar(opname: str) -> list[Term]:
+    return [op(opname, P(0, "f32", 3, 4), bcast(zero("f32"), 3, 4)),  # relu
+            op(opname, bcast(P(1, "s32"), 5), P(0, "s32", 5)),
+            op(opname, P(0, "bf16", 2, 3), bcast(const(-0.5, "bf16"), 2, 3)),
+            op(opname, P(0, "u8", 4), bcast(const(7, "u8"), 4))]
+
+
+cases("maximum-as-clamp")(lambda: _with_scalar("maximum"))
+cases("minimum-as-clamp")(lambda: _with_scalar("minimum"))
+
+
+# -- elementwise algebra
+
+
+@cases("subtract-as-add-negate")
+def _():
+    return [op("subtract", P(0, dt, *s), P(1, dt, *s)) for dt, s in
+            (("f32", (3, 4)), ("s32", (5,)), ("u8", (2, 3)), ("bf16", (4, 1)))]
+
+
+@cases("negate-negate")
+def _():
+    return [op("negate", op("negate", P(0, dt, *s))) for dt, s in (("f32", (3, 4)), ("s8", (5,)), ("bf16", (2, 2, 2)))]
+
+
+@cases("add-zero")
+def _():
+    return [op("add", P(0, "s32", 3, 4), bcast(zero("s32"), 3, 4)), op("add", const(0, "u8", 5), P(0, "u8", 5)),
+            op("add", P(0, "f32", 2, 3), bcast(zero("f32", -0.0), 2, 3)),
+            op("add", bcast(zero("bf16", -0.0), 4), P(0, "bf16", 4))]
+
+
+@cases("add-zero-float")
+def _():
+    return [op("add", P(0, "f32", 3, 4), bcast(zero("f32"), 3, 4)), op("add", const(0.0, "bf16", 5), P(0, "bf16", 5)),
+            op("add", P(0, "f16", 2, 3), const(0.0, "f16", 2, 3))]
+
+
+@cases("multiply-one")
+def _():
+    return [op("multiply", P(0, "s32", 3, 4), bcast(const(1, "s32"), 3, 4)),
+            op("multiply", const(1.0, "f32", 5), P(0, "f32", 5)),
+            op("multiply", P(0, "bf16", 2, 3), bcast(const(1.0, "bf16"), 2, 3))]
+
+
+@cases("multiply-negone")
+def _():
+    return [op("multiply", P(0, "s32", 3, 4), bcast(const(-1, "s32"), 3, 4)),
+            op("multiply", const(-1.0, "f32", 5), P(0, "f32", 5)),
+            op("multiply", P(0, "s8", 2, 3), const(-1, "s8", 2, 3))]
+
+
+@cases("multiply-pow2-shift")
+def _():
+    return [op("multiply", P(0, "s32", 3, 4), bcast(const(8, "s32"), 3, 4)),
+            op("multiply", P(0, "u8", 5), const(2, "u8", 5)),
+            op("multiply", bcast(const(16384, "s16"), 2, 3), P(0, "s16", 2, 3))]
+
+
+@cases("divide-pow2-shift")
+def _():
+    return [op("divide", P(0, "u32", 3, 4), bcast(const(4, "u32"), 3, 4)),
+            op("divide", P(0, "u8", 5), const(2, "u8", 5)),
+            op("divide", P(0, "u16", 2, 3), bcast(const(128, "u16"), 2, 3))]
+
+
+# -- dot algebra
+
+
+@cases("dot-rhs-transpose")
+def _():
+    return [dot(P(0, "f32", 3, 4), P(1, "f32", 5, 4), rc=(1,)),
+            dot(P(0, "s8", 2, 3), P(1, "s8", 6, 3), rc=(1,), dtype="s32"),
+            dot(P(0, "bf16", 7, 4, 2), P(1, "bf16", 3, 2), lc=(2,), rc=(1,), dtype="f32")]
+
+
+@cases("dot-lhs-transpose")
+def _():
+    return [dot(P(0, "f32", 4, 3), P(1, "f32", 4, 5), lc=(0,)), dot(P(0, "s32", 3, 2), P(1, "s32", 3, 6), lc=(0,)),
+            dot(P(0, "bf16", 5, 1), P(1, "bf16", 5, 3, 2), lc=(0,), rc=(0,), dtype="f32")]
+
+
+@cases("dot-fold-transpose-rhs")
+def _():
+    return [dot(P(0, "f32", 3, 4), tr(P(1, "f32", 5, 4), 1, 0)),
+            dot(P(0, "s32", 2, 3, 4), tr(P(1, "s32", 2, 5, 4), 0, 2, 1), lc=(2,), rc=(1,), lb=(0,), rb=(0,)),
+            dot(P(0, "bf16", 3, 4), tr(P(1, "bf16", 4, 2, 5), 0, 1, 2), dtype="f32")]
+
+
+@cases("dot-fold-transpose-lhs")
+def _():
+    return [dot(tr(P(0, "f32", 4, 3), 1, 0), P(1, "f32", 4, 5)),
+            dot(tr(P(0, "s32", 2, 4, 3), 0, 2, 1), P(1, "s32", 2, 4, 5), lc=(2,), rc=(1,), lb=(0,), rb=(0,)),
+            dot(tr(P(0, "s8", 3, 5), 1, 0), P(1, "s8", 3, 2), dtype="s32")]
+
+
+@cases("dot-convert-operands-int")
+def _():
+    return [dot(P(0, "s8", 3, 4), P(1, "s8", 4, 5), dtype="s32"), dot(P(0, "u8", 2, 3), P(1, "s8", 3, 4), dtype="s32"),
+            dot(P(0, "s32", 3, 5), P(1, "s32", 5, 2), dtype="s8"),
+            dot(P(0, "pred", 2, 7), P(1, "pred", 7, 3), dtype="s32")]
+
+
+@cases("dot-convert-operands-float")
+def _():
+    return [dot(P(0, "bf16", 3, 4), P(1, "bf16", 4, 5), dtype="f32"), dot(P(0, "f16", 2, 9), P(1, "f16", 9, 3)),
+            dot(P(0, "s8", 3, 4), P(1, "bf16", 4, 2), dtype="f32"), dot(P(0, "bf16", 5, 3), P(1, "bf16", 3, 5))]
+
+
+@cases("dot-widen-result")
+def _():
+    return [dot(P(0, "bf16", 3, 4), P(1, "bf16", 4, 5)), dot(P(0, "s8", 2, 9), P(1, "s8", 9, 3)),
+            dot(P(0, "f16", 3, 5), P(1, "f16", 5, 2)), dot(P(0, "u8", 4, 3), P(1, "u8", 3, 4), dtype="u16")]
+
+
+@cases("transpose-dot-swap")
+def _():
+    return [tr(dot(P(0, "s32", 3, 4), P(1, "s32", 4, 5)), 1, 0),
+            tr(dot(P(0, "s8", 4, 3), P(1, "s8", 4, 5), lc=(0,), dtype="s32"), 1, 0),
+            tr(dot(P(0, "f32", 3, 6), P(1, "f32", 2, 6), rc=(1,)), 1, 0),
+            tr(dot(P(0, "bf16", 5, 7), P(1, "bf16", 7, 3), dtype="f32"), 1, 0)]
+
+
+cases("copy-intro")(lambda: [P(0, "f32", 3, 4), tr(P(0, "s32", 2, 5), 1, 0),
+                             dot(P(0, "bf16", 2, 3), P(1, "bf16", 3, 4))])
+cases("copy-elim")(lambda: [op("copy", P(0, dt, *s)) for dt, s in (("f32", (3, 4)), ("s8", (5,)), ("pred", (2, 1, 3)))])
+
+
+# ---------------------------------------------------------------- numeric checks
+
+
+def test_every_rule_has_numeric_cases():
+    assert set(CASES) == set(RULES), (set(RULES) - set(CASES), set(CASES) - set(RULES))
+    assert len(AXIOMS) >= 45
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_rule_numerically(name):
+    terms = CASES[name]()
+    shapes = {t.type.shape for t in terms} | {a.type.shape for t in terms for a in t.args if isinstance(a, Term)}
+    assert len(terms) >= 3 and len(shapes) >= 3, "at least three cases of different shapes"
+    assert any(n % 2 for t in terms for s in subterms(t) for n in s.type.shape), "at least one odd size"
+    for lhs in terms:
+        check_rule(RULES[name], lhs, float_order=name in SUM_ORDER_ONLY)
+
+
+# ---------------------------------------------------------------- preconditions reject
+
+
+NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
+    # a float dot is not split along its contraction by the exact rule (only by the -float one)
+    ("dot-split-contract", lambda: dot(P(0, "f32", 3, 4), P(1, "f32", 4, 5))),
+    ("dot-split-contract-float", lambda: dot(P(0, "s32", 3, 4), P(1, "s32", 4, 5))),
+    # a slice crossing concat operands is not taken from one operand
+    ("slice-concat-within", lambda: sl(_cat_a(), (2, 5), (0, 5))),
+    ("slice-concat-distribute", lambda: sl(_cat_a(), (1, 6, 2), (0, 5))),  # strided across operands
+    ("concat-merge-slices", lambda: cat(0, sl(P(0, "f32", 9), (0, 3)), sl(P(0, "f32", 9), (4, 7)))),
+    ("concat-merge-slices", lambda: cat(0, sl(P(0, "f32", 9), (0, 3)), sl(P(1, "f32", 9), (3, 7)))),
+    ("slice-pad", lambda: sl(op("pad", P(0, "f32", 5), zero("f32"), padding=(PadDim(2, 1),)), (1, 4))),
+    ("slice-pad", lambda: sl(op("pad", P(0, "f32", 5), zero("f32"), padding=(PadDim(0, 0, 1),)), (0, 3))),
+    # lossy intermediate types
+    ("convert-convert", lambda: cv(cv(P(0, "f32", 4), "bf16"), "f32")),
+    ("convert-convert", lambda: cv(cv(P(0, "s32", 4), "f64"), "s8")),
+    ("convert-convert", lambda: cv(cv(P(0, "s8", 4), "u8"), "s32")),
+    ("bitcast-convert-chain", lambda: bc(bc(P(0, "u8", 3, 4), "s32"), "s16")),
+    ("transpose-as-reshape", lambda: tr(P(0, "f32", 2, 3), 1, 0)),
+    ("reverse-noop", lambda: op("reverse", P(0, "f32", 2, 3), dimensions=(0,))),
+    ("add-zero", lambda: op("add", P(0, "f32", 3), bcast(zero("f32"), 3))),  # +0 flips -0
+    ("add-zero-float", lambda: op("add", P(0, "s32", 3), bcast(zero("s32"), 3))),
+    ("multiply-pow2-shift", lambda: op("multiply", P(0, "s32", 3), bcast(const(6, "s32"), 3))),
+    ("multiply-pow2-shift", lambda: op("multiply", P(0, "f32", 3), bcast(const(2.0, "f32"), 3))),
+    ("divide-pow2-shift", lambda: op("divide", P(0, "s32", 3), bcast(const(4, "s32"), 3))),  # rounds toward 0
+    ("multiply-negone", lambda: op("multiply", P(0, "u8", 3), const(255, "u8", 3))),
+    ("reduce-split-reduced", lambda: reduce(P(0, "f32", 4, 6), zero("f32"), (1,))),  # float add regroups
+    ("reduce-split-reduced", lambda: reduce(P(0, "s32", 4, 6), zero("s32", 5), (1,))),  # init not the identity
+    ("reduce-as-dot", lambda: reduce(P(0, "s32", 4, 6), zero("s32", 1), (1,))),
+    ("reduce-as-dot", lambda: reduce(P(0, "s32", 4, 6), zero("s32"), (1,), "maximum")),
+    ("dot-identity", lambda: P(0, "f32", 3, 4)),
+    ("dot-identity", lambda: P(0, "s32", 3, 4, 2)),
+    ("dot-fold-transpose-rhs", lambda: dot(P(0, "f32", 3, 4), tr(P(1, "f32", 4, 2, 5), 0, 2, 1))),  # free dims swap
+    ("dot-convert-operands-float", lambda: dot(P(0, "f32", 3, 4), P(1, "f32", 4, 2))),
+    ("dot-convert-operands-float", lambda: dot(P(0, "s32", 3, 4), P(1, "s32", 4, 2), dtype="f32")),
+    ("dot-widen-result", lambda: dot(P(0, "f32", 3, 4), P(1, "f32", 4, 2), dtype="s8")),
+    ("transpose-dot-swap", lambda: tr(dot(P(0, "f32", 2, 3, 4), P(1, "f32", 4), lc=(2,)), 1, 0)),
+    ("maximum-idem", lambda: op("maximum", P(0, "f32", 3), P(1, "f32", 3))),
+    ("maximum-absorb", lambda: op("maximum", op("maximum", P(0, "f32", 3), P(1, "f32", 3)), P(2, "f32", 3))),
+    ("add-comm", lambda: op("add", P(0, "f32", 3), P(0, "f32", 3))),
+    ("add-split", lambda: op("add", P(0, "f32", 1, 1), P(1, "f32", 1, 1))),
+    ("dot-split-lhs", lambda: dot(P(0, "f32", 1, 4), P(1, "f32", 4, 5))),
+]
+
+
+@pytest.mark.parametrize("name,build", NEGATIVE, ids=[f"{n}-{i}" for i, (n, _) in enumerate(NEGATIVE)])
+def test_precondition_rejects(name, build):
+    assert fire(RULES[name], build()) == []
+
+
+@pytest.mark.parametrize("lhs,naive", [
+    (lambda: cv(cv(P(0, "f32", 64), "bf16"), "f32"), lambda: P(0, "f32", 64)),
+    (lambda: cv(cv(P(0, "s8", 64), "u8"), "s32"), lambda: cv(P(0, "s8", 64), "s32")),
+    (lambda: cv(cv(P(0, "s32", 64), "f32"), "s8"), lambda: cv(P(0, "s32", 64), "s8")),
+    (lambda: op("divide", P(0, "s32", 64), const(4, "s32", 64)),
+     lambda: op("shift-right-arithmetic", P(0, "s32", 64), const(2, "s32", 64))),
+    (lambda: op("add", P(0, "f32", 64), const(0.0, "f32", 64)), lambda: P(0, "f32", 64)),
+    (lambda: dot(P(0, "f32", 8, 64), P(1, "f32", 64, 8)),  # the split contraction rounds differently
+     lambda: op("add", dot(sl(P(0, "f32", 8, 64), (0, 8), (0, 32)), sl(P(1, "f32", 64, 8), (0, 32), (0, 8))),
+                dot(sl(P(0, "f32", 8, 64), (0, 8), (32, 64)), sl(P(1, "f32", 64, 8), (32, 64), (0, 8))))),
+])
+def test_rejected_identities_are_really_not_exact(lhs, naive):
+    """What the preconditions keep out would change bits."""
+    with pytest.raises(AssertionError):
+        check_equivalent(lhs(), naive(), exact=True, seeds=(0, 1, 2))
+
+
+def test_float_contraction_split_is_not_exact():
+    assert RULES["dot-split-contract"].exact and not RULES["dot-split-contract-float"].exact
+    for name in ("add-zero-float", "dot-identity-float", "reduce-as-dot-float", "reduce-split-reduced-float"):
+        assert not RULES[name].exact
+
+
+def test_slice_of_crossing_concat_is_distributed_not_narrowed():
+    (rhs,) = fire(RULES["slice-concat-distribute"], sl(_cat_a(), (2, 5), (0, 5)))
+    assert rhs.op == "concatenate" and [a.type.shape for a in rhs.args] == [(1, 5), (2, 5)]
+
+
+def test_identity_rules_return_the_operand_class():
+    x = P(0, "f32", 3, 4)
+    assert fire(RULES["slice-full"], sl(x, (0, 3), (0, 4))) == [x]
+    assert fire(RULES["transpose-transpose"], tr(tr(x, 1, 0), 1, 0)) == [x]
+    assert fire(RULES["convert-convert"], cv(cv(P(0, "s8", 3), "s32"), "s8")) == [P(0, "s8", 3)]
+
+
+def test_split_points_are_powers_of_two_that_shrink():
+    assert [split_point(n) for n in (2, 3, 4, 5, 64, 65, 100, 128, 200)] == [1, 2, 2, 4, 32, 64, 64, 64, 128]
+    for n in range(2, 300):
+        p = split_point(n)
+        assert p & (p - 1) == 0 and 0 < p < n and p >= n // 2
+
+
+def test_split_recursion_reaches_aligned_tiles():
+    # an e-graph run: splitting rows of a [6, 4] x [4, 2] dot keeps shrinking and stops at size 1
+    eg = TensorEGraph()
+    root = eg.add(dot(P(0, "s32", 6, 4), P(1, "s32", 4, 2)))
+    eg.flush()
+    stats = run_rules(eg, [RULES["dot-split-lhs"]], iterations=20, max_nodes=10_000)
+    assert stats.saturated
+    view = eg.view
+    row_counts = sorted({n.type.shape[0] for _, ns in view.items() for n in ns if n.op == "dot"})
+    assert row_counts == [1, 2, 4, 6]
+    assert eg.class_of(root) in view
+
+
+def test_commutativity_and_copies_saturate():
+    eg = TensorEGraph()
+    eg.add(op("add", P(0, "f32", 3), op("multiply", P(1, "f32", 3), P(2, "f32", 3))))
+    eg.flush()
+    rules = [RULES[n] for n in ("add-comm", "multiply-comm", "copy-intro", "copy-elim")]
+    stats = run_rules(eg, rules, iterations=10, max_nodes=1000)
+    assert stats.saturated and stats.nodes < 20
+
+
+def test_convert_holds():
+    d = DTYPES
+    assert holds(d["s8"], d["s32"]) and holds(d["u8"], d["s16"]) and not holds(d["u8"], d["s8"])
+    assert holds(d["s8"], d["bf16"]) and holds(d["u8"], d["bf16"]) and not holds(d["s16"], d["bf16"])
+    assert holds(d["bf16"], d["f32"]) and holds(d["f16"], d["f32"]) and not holds(d["f16"], d["bf16"])
+    assert not holds(d["f32"], d["bf16"]) and holds(d["pred"], d["s8"])
+    assert not convert_chain_exact(d["f32"], d["bf16"], d["f32"])
+    assert convert_chain_exact(d["s8"], d["s32"], d["s64"])
+
+
+def test_same_bits_treats_zero_signs_as_different():
+    assert not same_bits(np.array([0.0], np.float32), np.array([-0.0], np.float32))
+    assert same_bits(np.array([np.nan], np.float32), np.array([-np.nan], np.float32))
+
+
+# ---------------------------------------------------------------- z3 proofs
+
+
+def test_at_least_fifteen_rules_are_proved():
+    proved = set(proofs.PROOFS)
+    assert proved <= set(RULES)
+    assert len(proved) >= 15
+    non_split = {n for n in proved if not n.endswith("-split")}
+    assert len(non_split) >= 15
+    assert all(n in proofs.__doc__ for n in non_split), "the docstring lists every proved rule"
+
+
+_PROOF_GROUPS: dict[Callable, list[str]] = {}
+for _name, _fn in proofs.PROOFS.items():
+    _PROOF_GROUPS.setdefault(_fn, []).append(_name)
+
+
+@pytest.mark.parametrize("names", sorted(_PROOF_GROUPS.values()), ids=lambda ns: ns[0] if len(ns) == 1 else "splits")
+def test_z3_proof(names):
+    claims = proofs.PROOFS[names[0]]()
+    assert claims
+    for claim in claims:
+        assert proofs.valid(claim), f"{names}: {claim}"
+
+
+def test_z3_encodings_catch_wrong_rules():
+    # a wrong slice composition (start = s_i + s_o, forgetting the inner stride)
+    x, facts = proofs.tensor("x", 1)
+    inner_spec, outer_spec = proofs.spec_vars(1), proofs.spec_vars(1)
+    inner = proofs.slice_(x, inner_spec)
+    (s1, t1, c1), (s2, t2, _) = outer_spec[0], inner_spec[0]
+    wrong = [(s2 + s1, t1 * t2, c1)]
+    pre = facts + [proofs.slice_ok(x, inner_spec), proofs.slice_ok(inner, outer_spec)]
+    assert not proofs.valid(proofs.same(proofs.slice_(inner, outer_spec), proofs.slice_(x, wrong), pre))
+    # composing permutations the wrong way round
+    x, facts = proofs.tensor("x", 3)
+    p, q = (1, 2, 0), (1, 0, 2)
+    assert not proofs.valid(proofs.same(proofs.transpose(proofs.transpose(x, p), q),
+                                        proofs.transpose(x, proofs.compose_perm(q, p)), facts))
+    # x + (+0) = x fails at x = -0: why add-zero-float is inexact
+    assert proofs.add_positive_zero_counterexample() is not None
+
+
+def test_convert_chain_precondition_is_exact_for_integers():
+    """The rule accepts an integer chain iff z3 proves it (sound and complete there)."""
+    for a, b, c in itertools.product(proofs.INT_TYPES, repeat=3):
+        assert convert_chain_exact(a, b, c) == proofs.valid(proofs.convert_chain_claim(a, b, c)), (a, b, c)
+
+
+# ---------------------------------------------------------------- Appendix C.2 filtering
+
+
+QKV_OPS = {"dot", "transpose", "reshape", "bitcast-convert", "copy", "exponential", "reduce", "broadcast", "divide",
+           "constant"}
+
+
+def test_filter_rules_keeps_dot_transpose_for_qkv():
+    kept = {r.name for r in filter_rules(AXIOMS, QKV_OPS)}
+    assert {"dot-rhs-transpose", "dot-fold-transpose-rhs", "copy-intro", "dot-split-lhs", "exponential-split"} <= kept
+    dropped = set(RULES) - kept
+    assert {"shift-left-split", "shift-right-logical-split", "xor-comm", "popcnt-split", "atan2-split"} <= dropped
+
+
+def test_expansive_rules_are_marked():
+    expansive = {r.name for r in AXIOMS if r.expansive}
+    assert {"dot-split-lhs", "add-split", "dot-identity", "broadcast-as-dot", "reduce-split-kept"} <= expansive
+    assert not expansive & {"copy-intro", "slice-slice", "add-comm", "dot-rhs-transpose"}
+
+
+def test_rules_for_qkv_drop_shift_and_unreachable_rules():
+    kept = {r.name for r in rules_for_ops(QKV_OPS)}
+    assert {"dot-rhs-transpose", "dot-lhs-transpose", "transpose-transpose", "copy-intro", "dot-split-lhs",
+            "exponential-split", "divide-split", "bitcast-convert-chain", "reshape-reshape", "slice-slice",
+            "concat-merge-slices"} <= kept
+    dropped = set(RULES) - kept
+    assert {"multiply-pow2-shift", "divide-pow2-shift", "shift-left-split", "shift-right-logical-split",
+            "xor-comm", "and-comm", "or-comm", "atan2-split", "popcnt-split"} <= dropped
+
+
+def test_rules_for_ops_follows_transitive_producers():
+    # a target with only shifts: the multiply->shift rule becomes useful, and with it multiply's own rules
+    kept = {r.name for r in rules_for_ops({"shift-left"})}
+    assert {"multiply-pow2-shift", "shift-left-split", "multiply-comm", "multiply-split"} <= kept
+    assert "dot-rhs-transpose" not in kept and "divide-pow2-shift" not in kept
+
+
+# ---------------------------------------------------------------- robustness: every rule at every node
+
+
+def test_rules_are_well_typed_at_every_node():
+    """Every rule, at every node of an e-graph holding all the cases, returns only terms of
+    its class's type (preconditions never let infer_type fail or a type change through)."""
+    eg = TensorEGraph()
+    for build in CASES.values():
+        for t in build():
+            eg.add(t)
+    view = eg.flush()
+    mk = Make(view)
+    fired = 0
+    for c, nodes in list(view.items()):
+        for node in nodes:
+            for r in AXIOMS:
+                if node.op in r.roots:
+                    for rhs in r.apply(view, c, node):
+                        assert mk.type(rhs).same_shape_dtype(view.type(c)), (r.name, node.op, rhs)
+                        fired += 1
+    assert fired > 500
+    stats = run_rules(eg, AXIOMS, iterations=1, max_nodes=100_000)
+    assert stats.nodes > len(list(view))
