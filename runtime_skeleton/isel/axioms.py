@@ -52,7 +52,7 @@ from ..ir.graph import Computation
 from ..ir.ops import BINARY_OPS, UNARY_OPS
 from ..ir.shape_inference import ShapeError, infer_type
 from ..ir.types import TensorType
-from .convert import _REDUCERS
+from .convert import reducer
 from .egraph import ClassId
 from .rules import ANY, Applier, Rule, filter_rules, rule
 from .terms import Class, ENode, Term, View
@@ -253,7 +253,7 @@ class Make:
     def reduce(self, node: ENode, x: Arg, init: Arg) -> Term:
         """``node`` (a one-array reduce) over a new array operand."""
         name = node.attrs["to_apply"]
-        return self.op("reduce", [x, init], dict(node.attrs), computations={name: _REDUCERS[name]})
+        return self.op("reduce", [x, init], dict(node.attrs), computations={name: reducer(name)})
 
 
 # ---------------------------------------------------------------- matching helpers
@@ -315,7 +315,7 @@ def int_value(v: np.ndarray | None) -> int | None:
 
 def reducer_op(name: str) -> str | None:
     """The opcode of a reducer ``ROOT r = op(p0, p1)``, else None."""
-    comp = _REDUCERS.get(name)
+    comp = reducer(name)
     if comp is None or len(comp.instructions) != 3:
         return None
     root = comp.root_instruction
@@ -815,7 +815,7 @@ def dot_split_contract_float(view: View, c: ClassId, node: ENode) -> Iterator[Ar
 @axiom("reduce-split-kept", {"reduce"}, {"reduce", "slice", "concatenate"}, expansive=True)
 def reduce_split_kept(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """reduce(x, init) = concat(reduce(x[:p], init), reduce(x[p:], init)) along a kept dimension."""
-    if len(node.children) != 2 or node.attrs["to_apply"] not in _REDUCERS:
+    if len(node.children) != 2 or reducer(node.attrs["to_apply"]) is None:
         return
     mk = Make(view)
     x, init = kids(node)

@@ -20,6 +20,11 @@ from .terms import Term
 _REDUCERS: dict[str, Computation] = {}  # content-addressed, so sharing it is safe
 
 
+def reducer(name: str) -> Computation | None:
+    """The scalar computation behind a content-addressed reducer name."""
+    return _REDUCERS.get(name)
+
+
 def reducer_name(module: Module, name: str) -> str:
     comp = _renamed(module.computations[name], "reducer")
     key = "reducer:" + hashlib.sha256("\n".join(print_computation(comp)).encode()).hexdigest()[:12]
