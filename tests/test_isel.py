@@ -99,3 +99,19 @@ def test_enumerated_pii_graphs_compute_the_kernel(tname, kernel):
     """Soundness of phase 1 is tested, not assumed: the first 20 pii graphs of every
     kernel on every target, with each pii replaced by its semantics, compute the kernel."""
     _enumerate_and_check(tname, kernel, 20, 3.0)
+
+
+def test_kernel_with_an_unused_input():
+    from runtime_skeleton.hlo import parse_module
+
+    module = parse_module("""HloModule unused
+ENTRY e {
+  a = s8[16,16] parameter(0)
+  b = s8[16,16] parameter(1)
+  c = s8[16,16] parameter(2)
+  ROOT d = s32[16,16] dot(a, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}""")
+    sel = InstructionSelector(target("gemmini"), module)
+    g = sel.first()
+    assert {n.attrs["index"] for n in g.nodes if n.kind == "input"} == {0, 2}
+    assert _check(sel, g, module, 0) == []

@@ -86,12 +86,17 @@ def _plain(inst: Instruction) -> TensorType:
     return inst.tensor_type.with_layout(None)
 
 
-def to_module(roots: Sequence[Term], name: str = "term") -> Module:
+def to_module(roots: Sequence[Term], name: str = "term", params: Sequence[TensorType] = ()) -> Module:
     """An IR module computing ``roots`` from their ``parameter`` leaves (numbered
-    by their ``parameter_number``)."""
+    by their ``parameter_number``). ``params`` declares parameters that no root
+    uses, so the module still takes every argument."""
     names: dict[Term, str] = {}
     insts: list[Instruction] = []
     reducers: dict[str, Computation] = {}
+    for i, t in enumerate(params):
+        p = Term("parameter", t.with_layout(None), (), {"parameter_number": i})
+        names[p] = f"p{i}"
+        insts.append(Instruction(f"p{i}", "parameter", p.type, (), p.attrs))
 
     def visit(t: Term) -> str:
         if t in names:

@@ -35,7 +35,7 @@ def pii_graph_to_module(g: PiiGraph, target: TargetDef, input_types: list[Tensor
             (out,) = module_to_terms(target.semantics(ins, alpha), args=args)
             terms.append(out)
     outs = [bflat.unflatten(terms[o], t) for o, t in zip(g.outputs, output_types)]
-    return to_module(outs, "pii_graph")  # type: ignore[arg-type]
+    return to_module(outs, "pii_graph", input_types)  # type: ignore[arg-type]
 
 
 def _zeros(t: TensorType) -> Term:
