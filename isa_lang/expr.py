@@ -159,18 +159,6 @@ def _flatten(e: Expr, op: str) -> list[Expr]:
     return [e]
 
 
-def substitute(e: Expr, env: Mapping[str, Expr]) -> Expr:
-    if isinstance(e, Var):
-        return env.get(e.name, e)
-    if isinstance(e, BinOp):
-        return BinOp(e.op, substitute(e.lhs, env), substitute(e.rhs, env), loc=e.loc)
-    if isinstance(e, UnOp):
-        return UnOp(e.op, substitute(e.arg, env), loc=e.loc)
-    if isinstance(e, Call):
-        return Call(e.fn, tuple(substitute(a, env) for a in e.args), loc=e.loc)
-    return e
-
-
 def conjunction(es: list[Expr] | tuple[Expr, ...]) -> Expr:
     if not es:
         return Const(True)

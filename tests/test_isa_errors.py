@@ -1,7 +1,6 @@
 """Malformed .isa descriptions: each gives one precise `file:line:col: message`."""
 import subprocess
 import sys
-import textwrap
 
 import pytest
 

@@ -55,6 +55,3 @@ KNOWN_UNSUPPORTED = frozenset({
     "stochastic-convert", "top-k",
 })
 
-
-def is_elementwise(opcode: str) -> bool:
-    return opcode in UNARY_OPS or opcode in BINARY_OPS or opcode in ("select", "clamp", "compare", "convert")

@@ -99,10 +99,6 @@ class EGraph:
         """class id -> its e-nodes, as of the last flush."""
         return self._snapshot
 
-    @property
-    def num_nodes(self) -> int:
-        return sum(len(v) for v in self._snapshot.values())
-
     def _run(self, program: str) -> None:
         self._eg.run_program(*self._eg.parse_program(program))
 

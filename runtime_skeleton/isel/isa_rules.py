@@ -10,7 +10,7 @@ children are the classes bound to the semantics' parameters, in input order.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -307,7 +307,3 @@ def input_buffers(target: TargetDef, node: ENode) -> tuple[str, ...]:
     """The buffer each child of a pii node must be in."""
     ins = target.instructions[node.instr]
     return tuple(s.buffer for s in ins.inputs)
-
-
-def alpha_of(node: ENode) -> Mapping[str, int]:
-    return {k: v for k, v in node.attrs.items() if k != "buffer"}

@@ -20,7 +20,7 @@ from . import bflat
 from .convert import module_to_terms
 from .extract import Extractor, PiiGraph, explain
 from .identity import IDENTITY_RULES
-from .isa_rules import isa_rules
+from .isa_rules import Pattern, isa_rules
 from .rules import Rule, SaturationStats, run_rules
 from .tensor_egraph import TensorEGraph
 from .terms import Class, ENode, Term
@@ -47,7 +47,8 @@ class Phase1Stats:
     rounds: int = 0
 
 
-def target_ops(target: TargetDef, patterns) -> set[str]:  # noqa: ANN001
+def target_ops(patterns: list[Pattern]) -> set[str]:
+    """Operators the instructions' semantics use (what Appendix C.2 filters for)."""
     return set().union(*(p.ops for p in patterns)) if patterns else set()
 
 
@@ -76,7 +77,7 @@ def default_rules(target: TargetDef) -> tuple[list[Rule], list]:
     from .axioms import rules_for_ops
 
     isa, patterns = isa_rules(target)
-    ops = target_ops(target, patterns)
+    ops = target_ops(patterns)
     return rules_for_ops(ops) + IDENTITY_RULES + [_materialize_constants()] + isa, patterns
 
 
