@@ -281,22 +281,31 @@ class Extractor:
 
 
 def explain(extractor: Extractor, roots: list[ClassId]) -> str:
-    """Why no pii graph exists: the first wanted (class, buffer) with no way to produce it."""
+    """Why no pii graph exists. Follow the most promising way down — at each
+    (class, buffer), the option with the most realizable operands — to the first
+    requirement nothing can produce, and name it with the path that led there."""
+    reqs = [(r, extractor.hbm) for r in roots]
+    bound = extractor._lower_bounds(reqs)
+    req = next((r for r in reqs if r not in bound), None)
+    if req is None:
+        return "every output can be produced, but each choice is cyclic or exceeds the node bound"
+    path: list[str] = []
     seen: set[Req] = set()
-    stack = [(r, extractor.hbm) for r in roots]
-    while stack:
-        req = stack.pop()
-        if req in seen:
-            continue
+    while req not in seen:
         seen.add(req)
-        opts = extractor.options(req)
+        # identity instructions only rearrange what instructions made: follow real ones
+        opts = [ch for ch in extractor.options(req) if ch.node is None or not ch.node.op.endswith("^H")]
         if not opts:
-            c, buf = req
-            nodes = extractor.view.nodes(c)
-            ops = sorted({n.op for n in nodes if not n.is_pii})
-            where = "" if buf == extractor.hbm else f" in buffer {buf}"
-            return (f"no instruction produces {extractor.view.type(c)}{where} computed by "
-                    f"{', '.join(ops) or 'pii nodes for other buffers'} (e-class {c})")
-        for ch in opts:
-            stack.extend(ch.reqs)
-    return "every (class, buffer) has candidates, but each choice is cyclic or exceeds the node bound"
+            break
+        best = max(opts, key=lambda ch: (sum(x in bound for x in ch.reqs) - len(ch.reqs), -len(ch.reqs)))
+        missing = [x for x in best.reqs if x not in bound]
+        if not missing:
+            break
+        path.append(best.node.instr if best.node is not None else best.kind)
+        req = missing[0]
+    c, buf = req
+    nodes = extractor.view.nodes(c)
+    ops = sorted({n.op for n in nodes if not n.is_pii and n.op != "copy"}) or sorted({n.op for n in nodes})
+    where = "in HBM" if buf == extractor.hbm else f"in buffer {buf}"
+    via = f" (needed by {' <- '.join(path)})" if path else ""
+    return f"no instruction produces {extractor.view.type(c)} {where} computed by {', '.join(ops)}{via}"
