@@ -15,7 +15,7 @@ from ..errors import SourceLoc
 from .types import TensorType, Type
 
 
-def _freeze(attrs: Mapping[str, Any] | None) -> Mapping[str, Any]:
+def frozen_attrs(attrs: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(sorted((attrs or {}).items())))
 
 
@@ -30,7 +30,7 @@ class Instruction:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "operands", tuple(self.operands))
-        object.__setattr__(self, "attrs", _freeze(self.attrs))
+        object.__setattr__(self, "attrs", frozen_attrs(self.attrs))
 
     def __hash__(self) -> int:
         return hash((self.name, self.opcode, self.type, self.operands, tuple(self.attrs.items())))

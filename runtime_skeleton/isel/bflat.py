@@ -8,7 +8,7 @@ from ..errors import ActgenError
 from ..ir import dtypes
 from ..ir.attrs import PadDim, SliceDim
 from ..ir.types import TensorType
-from ..layout.flatten import _physical, _tiled_shape, byte_size
+from ..layout.flatten import physical_order, tiled_shape, byte_size
 from .terms import Class, Term
 
 u8 = dtypes.u8
@@ -47,7 +47,7 @@ def flat_type(t: TensorType) -> TensorType:
 
 def unflatten(flat: Term | Class, t: TensorType) -> Term | Class:
     """The logical tensor of type ``t`` stored as ``flat`` under t's layout."""
-    perm, tile = _physical(t)
+    perm, tile = physical_order(t)
     phys = tuple(t.shape[p] for p in perm)
     if not tile:
         x = _bytes_to(flat, t.dtype, phys)
@@ -60,7 +60,7 @@ def unflatten(flat: Term | Class, t: TensorType) -> Term | Class:
 
 def flatten(x: Term | Class, t: TensorType) -> Term | Class:
     """The u8 vector storing tensor ``x`` of type ``t`` under t's layout."""
-    perm, tile = _physical(t)
+    perm, tile = physical_order(t)
     phys = tuple(t.shape[p] for p in perm)
     if perm != tuple(range(t.rank)):
         x = Term("transpose", _t(t.dtype, phys), (x,), {"dimensions": perm})
@@ -71,7 +71,7 @@ def flatten(x: Term | Class, t: TensorType) -> Term | Class:
 
 def _blocked(phys, tile):  # noqa: ANN001, ANN202
     r, k = len(phys), len(tile)
-    padded, _ = _tiled_shape(phys, tile)
+    padded, _ = tiled_shape(phys, tile)
     split = padded[: r - k] + tuple(x for d, b in zip(padded[r - k :], tile) for x in (d // b, b))
     order_out = list(range(r - k)) + [r - k + 2 * i for i in range(k)] + [r - k + 2 * i + 1 for i in range(k)]
     return padded, split, order_out

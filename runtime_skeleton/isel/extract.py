@@ -162,7 +162,7 @@ class Extractor:
         choices that close a cycle or cannot fit the bound; ``max_steps`` bounds the
         search on huge e-graphs."""
         reqs = [(r, self.hbm) for r in roots]
-        bound = self._lower_bounds(reqs)
+        bound = self.lower_bounds(reqs)
         if any(r not in bound for r in reqs):
             return []
         found: dict[tuple, PiiGraph] = {}
@@ -175,7 +175,7 @@ class Extractor:
                     break
         return sorted(found.values(), key=lambda g: (len(g.nodes), g.num_instructions))
 
-    def _lower_bounds(self, roots: list[Req]) -> dict[Req, int]:
+    def lower_bounds(self, roots: list[Req]) -> dict[Req, int]:
         """Fewest piis to realize each reachable requirement (sharing ignored);
         requirements that cannot be realized at all are absent."""
         reach: list[Req] = []
@@ -285,7 +285,7 @@ def explain(extractor: Extractor, roots: list[ClassId]) -> str:
     (class, buffer), the option with the most realizable operands — to the first
     requirement nothing can produce, and name it with the path that led there."""
     reqs = [(r, extractor.hbm) for r in roots]
-    bound = extractor._lower_bounds(reqs)
+    bound = extractor.lower_bounds(reqs)
     req = next((r for r in reqs if r not in bound), None)
     if req is None:
         return "every output can be produced, but each choice is cyclic or exceeds the node bound"

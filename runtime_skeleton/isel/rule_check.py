@@ -85,10 +85,9 @@ def random_value(dtype: DType, shape: Sequence[int], rng: np.random.Generator) -
 
 
 def evaluate_term(t: Term, params: Sequence[Term], args: Sequence[np.ndarray]) -> np.ndarray:
-    """``t`` on ``args`` for ``params``. ``t`` may use only some parameters: the
-    others become extra outputs, since the interpreter wants parameters 0..n-1."""
-    used = {s for s in subterms(t) if s.op == "parameter"}
-    return evaluate(to_module([t] + [p for p in params if p not in used]), list(args))[0]
+    """``t`` on ``args`` for ``params`` (numbered 0..n-1; ``t`` may use only some)."""
+    ordered = sorted(params, key=lambda p: p.attrs["parameter_number"])
+    return evaluate(to_module([t], params=[p.type for p in ordered]), list(args))[0]
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:

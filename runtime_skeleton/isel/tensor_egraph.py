@@ -6,7 +6,8 @@ from typing import Any
 
 from ..ir.types import TensorType
 from .egraph import ClassId, EGraph
-from .terms import Class, ENode, Term, View, frozen
+from ..ir.graph import frozen_attrs
+from .terms import Class, ENode, Term, View
 
 
 class TensorEGraph:
@@ -23,7 +24,7 @@ class TensorEGraph:
         key = self._keys.get(k)
         if key is None:
             key = self._keys[k] = f"k{len(self._keys)}"
-            self._decode[key] = (t, frozen(attrs))
+            self._decode[key] = (t, frozen_attrs(attrs))
         return key
 
     def add(self, term: Term | Class) -> str:

@@ -12,18 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
+from ..ir.graph import frozen_attrs
 from ..ir.types import TensorType
 from .egraph import ClassId
 
 PII_PREFIX = "isa:"
 IDENTITY_OPS = ("slice^H", "concat^H")
-
-
-def frozen(attrs: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return MappingProxyType(dict(sorted((attrs or {}).items())))
 
 
 @dataclass(frozen=True)
@@ -56,7 +52,7 @@ class Term:
     attrs: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "attrs", frozen(self.attrs))
+        object.__setattr__(self, "attrs", frozen_attrs(self.attrs))
         object.__setattr__(self, "args", tuple(self.args))
 
     def __hash__(self) -> int:

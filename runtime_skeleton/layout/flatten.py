@@ -15,7 +15,7 @@ from ..errors import ActgenError
 from ..ir.types import TensorType
 
 
-def _physical(t: TensorType) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def physical_order(t: TensorType) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(permutation into major-to-minor order, tile or ())."""
     layout = t.effective_layout
     if sorted(layout.minor_to_major) != list(range(t.rank)):
@@ -28,22 +28,22 @@ def _physical(t: TensorType) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(reversed(layout.minor_to_major)), tile
 
 
-def _tiled_shape(shape: tuple[int, ...], tile: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def tiled_shape(shape: tuple[int, ...], tile: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     k = len(tile)
     padded = shape[: len(shape) - k] + tuple(-(-d // b) * b for d, b in zip(shape[len(shape) - k :], tile))
     return padded, tile
 
 
 def byte_size(t: TensorType) -> int:
-    perm, tile = _physical(t)
+    perm, tile = physical_order(t)
     shape = tuple(t.shape[p] for p in perm)
     if tile:
-        shape, _ = _tiled_shape(shape, tile)
+        shape, _ = tiled_shape(shape, tile)
     return math.prod(shape) * t.dtype.nbytes
 
 
 def bflat(arr: np.ndarray, t: TensorType) -> bytes:
-    perm, tile = _physical(t)
+    perm, tile = physical_order(t)
     a = np.ascontiguousarray(np.asarray(arr, dtype=t.dtype.np).transpose(perm))
     if tile:
         a = _tile(a, tile)
@@ -51,7 +51,7 @@ def bflat(arr: np.ndarray, t: TensorType) -> bytes:
 
 
 def unbflat(data: bytes | np.ndarray, t: TensorType) -> np.ndarray:
-    perm, tile = _physical(t)
+    perm, tile = physical_order(t)
     phys = tuple(t.shape[p] for p in perm)
     raw = np.frombuffer(bytes(data), dtype=t.dtype.np.newbyteorder("<"))[: byte_size(t) // t.dtype.nbytes]
     if tile:
@@ -63,7 +63,7 @@ def unbflat(data: bytes | np.ndarray, t: TensorType) -> np.ndarray:
 
 def _tile(a: np.ndarray, tile: tuple[int, ...]) -> np.ndarray:
     k, r = len(tile), a.ndim
-    padded, _ = _tiled_shape(a.shape, tile)
+    padded, _ = tiled_shape(a.shape, tile)
     p = np.zeros(padded, a.dtype)
     p[tuple(slice(0, d) for d in a.shape)] = a
     # [.., D1, D2] -> [.., D1/b1, b1, D2/b2, b2] -> [.., D1/b1, D2/b2, b1, b2]
@@ -76,7 +76,7 @@ def _tile(a: np.ndarray, tile: tuple[int, ...]) -> np.ndarray:
 
 def _untile(raw: np.ndarray, phys: tuple[int, ...], tile: tuple[int, ...]) -> np.ndarray:
     k, r = len(tile), len(phys)
-    padded, _ = _tiled_shape(phys, tile)
+    padded, _ = tiled_shape(phys, tile)
     blocked = padded[: r - k] + tuple(d // b for d, b in zip(padded[r - k :], tile)) + tile
     p = raw.reshape(blocked)
     # inverse of _tile's transpose
