@@ -12,7 +12,8 @@ For every kernel defined below this writes
 * ``<out>/<name>.npz``  -- the inputs as ``arg0, arg1, ...`` (parameter order) and JAX's
   outputs as ``out0, out1, ...`` (a tuple result is flattened).  bf16/f16 arrays are stored
   as float32, which holds every bf16/f16 value exactly; all other dtypes are stored as is;
-* ``<out>/MANIFEST.txt`` -- one line per kernel: name and a one-line description.
+* ``<out>/MANIFEST.txt`` -- one line per kernel: name and a one-line description (the
+  hand-written kernels of ``examples/act_kernels.py`` included, whose files this script keeps).
 
 Everything is deterministic: inputs come from ``numpy.random.default_rng(crc32(name))`` and
 the .npz archives are written with fixed zip timestamps/permissions, so two runs give
@@ -27,11 +28,9 @@ jax is a development dependency only; nothing in the package imports this script
 from __future__ import annotations
 
 import argparse
-import io
 import pathlib
 import sys
 import tempfile
-import zipfile
 import zlib
 from dataclasses import dataclass
 from typing import Callable
@@ -45,6 +44,11 @@ import jax.numpy as jnp  # noqa: E402
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
+
+# Sibling modules in examples/: the hand-written Act kernels share the fixture directory and
+# MANIFEST.txt with the JAX exports.
+from act_kernels import KERNELS as HAND_WRITTEN  # noqa: E402
+from npz_fixture import write_npz  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "kernels"
@@ -535,9 +539,29 @@ def compare_select_f32(x, y):
 
 # --------------------------------------------------------------------------------------------
 # Gemmini evaluation kernels (Act paper): 16x16 int8 tiles, int32 results
+#
+# Act §9.3 evaluates the Gemmini SW library's "supported" kernels MAC (A.B+C), GEMM (A.B) and
+# ADD (A+B), and "nine compositions of GEMM and ADD on a single tile ... a fusion of 2-3 Gemmini
+# SW library kernels" ("composite", Fig. 18-19). The text names only A.B.C and A.B.C.D (and the
+# same 2-3-4 operand chain for ADD); the full list is in the figures' labels and in the
+# authors' artifact (github.com/act-compiler/act, kernels/gemmini/swlib/): A.B.C, A+B+C,
+# A.B+A.C, A.B+C+D, A.B.C+D, A.B.C+A, A.B.C.D, A.B.C.A, A+B+C+D. The artifact's HLO has s8
+# results; here, as for the other Gemmini kernels, results are int32 (no value here overflows).
+# gemmini_ab_plus_c (the MAC with an int8 C) and gemmini_apb_times_c ((A+B).C) are extra.
 # --------------------------------------------------------------------------------------------
 
 T16 = (16, 16)
+I8x3 = A((i8(), T16), (i8(), T16), (i8(), T16))
+I8x4 = A((i8(), T16), (i8(), T16), (i8(), T16), (i8(), T16))
+
+
+def _mm(x, y):
+    """int32 matmul of two 16x16 tiles (int8 or int32)."""
+    return jnp.dot(x, y, preferred_element_type=jnp.int32)
+
+
+def _i32(x):
+    return x.astype(jnp.int32)
 
 
 @kernel(
@@ -579,6 +603,41 @@ def gemmini_apb_times_c(a, b, c):
     return jnp.dot(s, c)
 
 
+@kernel("Gemmini A+B+C+D, int8 16x16, int32 result", I8x4)
+def gemmini_add4(a, b, c, d):
+    return _i32(a) + _i32(b) + _i32(c) + _i32(d)
+
+
+@kernel("Gemmini A.B+A.C, int8 16x16, int32 result", I8x3)
+def gemmini_ab_plus_ac(a, b, c):
+    return _mm(a, b) + _mm(a, c)
+
+
+@kernel("Gemmini A.B+C+D, int8 16x16, int32 result", I8x4)
+def gemmini_ab_plus_c_plus_d(a, b, c, d):
+    return _mm(a, b) + _i32(c) + _i32(d)
+
+
+@kernel("Gemmini A.B.C+D, int8 16x16, int32 result", I8x4)
+def gemmini_abc_plus_d(a, b, c, d):
+    return _mm(_mm(a, b), c) + _i32(d)
+
+
+@kernel("Gemmini A.B.C+A, int8 16x16, int32 result", I8x3)
+def gemmini_abc_plus_a(a, b, c):
+    return _mm(_mm(a, b), c) + _i32(a)
+
+
+@kernel("Gemmini A.B.C.D, int8 16x16, int32 result", I8x4)
+def gemmini_abcd(a, b, c, d):
+    return _mm(_mm(_mm(a, b), c), d)
+
+
+@kernel("Gemmini A.B.C.A, int8 16x16, int32 result", I8x3)
+def gemmini_abca(a, b, c):
+    return _mm(_mm(_mm(a, b), c), a)
+
+
 # --------------------------------------------------------------------------------------------
 # Export
 # --------------------------------------------------------------------------------------------
@@ -612,25 +671,6 @@ def _storable(a) -> np.ndarray:
     return np.array(a, order="C", copy=True)  # (ascontiguousarray would make 0-d arrays 1-d)
 
 
-def write_npz(path: pathlib.Path, arrays: dict[str, np.ndarray]) -> None:
-    """Like ``np.savez`` (uncompressed, readable by ``np.load``) but reproducible.
-
-    ``np.savez`` stamps every member with the current time; here every member gets the zip
-    epoch 1980-01-01 and mode 0644, and members are written in the given order.
-    """
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
-        for key, arr in arrays.items():
-            member = io.BytesIO()
-            np.lib.format.write_array(member, np.asarray(arr), allow_pickle=False)
-            info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_STORED
-            info.external_attr = 0o644 << 16
-            info.create_system = 3  # unix, independent of the host
-            zf.writestr(info, member.getvalue())
-    path.write_bytes(buf.getvalue())
-
-
 def export(k: Kernel, out: pathlib.Path) -> str:
     args = k.args()
     jitted = jax.jit(k.fn)
@@ -647,8 +687,11 @@ def export(k: Kernel, out: pathlib.Path) -> str:
 
 
 def write_manifest(out: pathlib.Path) -> None:
-    width = max(len(n) for n in KERNELS)
-    lines = [f"{k.name:{width}s}  {k.description}" for k in KERNELS.values()]
+    """JAX kernels, then the hand-written ones of examples/act_kernels.py."""
+    entries = [(k.name, k.description) for k in KERNELS.values()]
+    entries += [(name, k.description) for name, k in HAND_WRITTEN.items()]
+    width = max(len(n) for n, _ in entries)
+    lines = [f"{name:{width}s}  {description}" for name, description in entries]
     (out / "MANIFEST.txt").write_text("\n".join(lines) + "\n")
 
 
@@ -665,7 +708,7 @@ def generate(out: pathlib.Path, only: list[str] | None, quiet: bool = False) -> 
     write_manifest(out)
     if not only:  # a full run removes fixtures of kernels that no longer exist
         for stale in sorted(out.glob("*.hlo")) + sorted(out.glob("*.npz")):
-            if stale.stem not in KERNELS:
+            if stale.stem not in KERNELS and stale.stem not in HAND_WRITTEN:
                 stale.unlink()
                 print(f"removed stale {stale.name}")
 

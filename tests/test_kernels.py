@@ -1,13 +1,12 @@
-"""The exported JAX kernels (examples/kernels/*.hlo) against the HLO parser and the reference
-interpreter.
+"""The kernels of examples/kernels/*.hlo against the HLO parser and the reference interpreter.
 
 For every kernel file: it parses, it round-trips through the printer, and the reference
-interpreter reproduces the outputs JAX computed (stored next to it in <name>.npz by
-examples/export_jax.py): integers and pred exactly, floats within the per-dtype tolerance
-explained at FLOAT_TOL below.
+interpreter reproduces the outputs stored next to it in <name>.npz (computed by JAX in
+examples/export_jax.py, or by numpy in examples/act_kernels.py for the hand-written amx_k*):
+integers and pred exactly, floats within the per-dtype tolerance explained at FLOAT_TOL below.
 
 jax is not needed here: the fixtures are committed, regenerate them with
-``python examples/export_jax.py``.
+``python examples/export_jax.py`` and ``python examples/act_kernels.py``.
 """
 from __future__ import annotations
 
