@@ -9,7 +9,7 @@ node bound Γ(k) = 2^k, yielding every pii graph it finds, smallest first (§5.4
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..errors import ActgenError
@@ -104,9 +104,10 @@ class InstructionSelector:
     def roots(self) -> list:
         return [self.eg.class_of(r) for r in self._root_refs]
 
-    def pii_graphs(self) -> Iterator[PiiGraph]:
+    def pii_graphs(self, stop: Callable[[int], bool] | None = None) -> Iterator[PiiGraph]:
         """Every pii graph, in rounds k = 1, 2, ...: saturate one more step, then
-        extract with at most Γ(k) = 2^k piis; within a round smallest first."""
+        extract with at most Γ(k) = 2^k piis; within a round smallest first.
+        ``stop(k)``, asked before each round, ends the enumeration early."""
         lim = self.limits
         deadline = time.perf_counter() + lim.timeout
         seen: set[tuple] = set()
@@ -114,6 +115,8 @@ class InstructionSelector:
         cheap = [r for r in self.rules if not is_expansive(r)]
         expanded = False
         for k in range(1, lim.iterations + 1):
+            if stop is not None and stop(k):
+                break
             # Cheap rules first; the expansive ones (tiling splits, identity matmuls)
             # join once the cheap ones saturate or at round expand_from.
             if not expanded and (saturated or k >= lim.expand_from):

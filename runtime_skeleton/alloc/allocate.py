@@ -1,0 +1,353 @@
+"""Module 5 (Act §6.2): the constraint problem over the addressing attributes β
+of an ordered pii graph, solved with CP-SAT.
+
+Every node v in buffer d gets start variables s_v (one per access dimension of
+d); its extent is fixed by its type. Then
+  CSP1  e_θ(α, β) and s_v = h_θ^(0)(β) for each instruction,
+  CSP2  s_x = h_θ^(i)(β) for each operand x (an aliased read-modify-write operand
+        thereby shares the output's address); identity instructions tie a slice to
+        its operand plus the offset and a concatenation's operands side by side,
+  CSP3  kernel inputs and outputs at their HBM regions, constants in one
+        contiguous constant section,
+  CSP4  storage owners of the same buffer with overlapping live ranges are
+        disjoint: a NoOverlap2D over (time, address) boxes for one-dimensional
+        buffers, pairwise disjunctions for multi-dimensional ones.
+When CP-SAT proves the problem infeasible, it is solved again with one
+enforcement literal per constraint group as assumptions, and the core names the
+groups that conflict (``AllocationFailed``).
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ortools.sat.python import cp_model
+
+from ..errors import ActgenError
+from ..isel.extract import PiiGraph
+from ..target import TargetDef
+from .algebra import CpSatAlgebra
+from .liveness import LiveRange, interference, live_ranges, owners
+from .order import topological_orders
+
+ALIGN = 64  # bytes; where the HBM regions are hinted to start and the constant section packs
+
+
+class AllocationFailed(ActgenError):
+    def __init__(self, message: str, core: Sequence[tuple[str, str]] = (), phi: frozenset | None = None) -> None:
+        super().__init__(message)
+        self.core = list(core)  # (family, what) groups that conflict
+        self.phi = phi  # the order's interference graph, when the order is to blame
+
+    @property
+    def order_independent(self) -> bool:
+        return self.phi is None
+
+
+@dataclass
+class Allocation:
+    order: list[int]  # instruction nodes in issue order
+    starts: dict[int, tuple[int, ...]]  # node -> start per access dimension
+    attrs: dict[int, dict[str, int]]  # instruction node -> α and β, in declaration order
+    inputs: list[int]  # HBM offset per kernel input
+    outputs: list[int]  # HBM offset per kernel output
+    consts: dict[int, int]  # const node -> HBM offset
+    seconds: float = 0.0
+    orders_tried: int = 1
+
+
+@dataclass
+class SolveOptions:
+    deterministic: bool = False
+    timeout: float = 10.0  # seconds per CP-SAT call
+    max_orders: int = 64  # topological orders tried per pii graph
+    workers: int = field(default_factory=lambda: max(1, min(8, os.cpu_count() or 1)))
+
+
+def _extent(g: PiiGraph, target: TargetDef, v: int) -> tuple[int, ...]:
+    n = g.nodes[v]
+    buf = target.buffers[n.buffer]
+    m = len(buf.access_shape)
+    if buf.is_hbm:
+        return (math.prod(n.type.shape) * n.type.dtype.nbytes,)
+    return tuple(n.type.shape[:m])
+
+
+class _Problem:
+    def __init__(self, target: TargetDef, g: PiiGraph, ranges: dict[int, LiveRange], assume: bool) -> None:
+        self.target, self.g, self.ranges = target, g, ranges
+        self.m = cp_model.CpModel()
+        self.alg = CpSatAlgebra(self.m)
+        self.assume = assume
+        self.groups: dict[tuple[str, str], cp_model.IntVar] = {}
+        self.s: dict[int, list] = {}
+        self.ext: dict[int, tuple[int, ...]] = {}
+        self.beta: dict[int, dict[str, object]] = {}
+        self.inputs: dict[int, cp_model.IntVar] = {}
+        self.outputs: list = []
+        self.trivially_false: list[tuple[str, str]] = []
+        self._build()
+
+    def group(self, family: str, what: str) -> list | None:
+        if not self.assume:
+            return None
+        key = (family, what)
+        if key not in self.groups:
+            self.groups[key] = self.m.new_bool_var(f"{family}:{what}")
+        return [self.groups[key]]
+
+    def eq(self, a, b, family: str, what: str) -> None:  # noqa: ANN001
+        if isinstance(a, int) and isinstance(b, int):
+            if a != b:
+                self.trivially_false.append((family, what))
+                self.alg.require(False, self.group(family, what))
+            return
+        ct = self.m.add(a == b)
+        lits = self.group(family, what)
+        if lits:
+            ct.only_enforce_if(lits)
+
+    def label(self, v: int) -> str:
+        n = self.g.nodes[v]
+        return f"%{v} {n.op} @{n.buffer}"
+
+    def _build(self) -> None:
+        g, target = self.g, self.target
+        for v, n in enumerate(g.nodes):
+            buf = target.buffers[n.buffer]
+            ext = _extent(g, target, v)
+            self.ext[v] = ext
+            room = [size - e for size, e in zip(buf.access_shape, ext)]
+            if min(room) < 0:
+                raise AllocationFailed(f"{self.label(v)}: {n.type} does not fit in buffer {n.buffer}",
+                                       [("CSP4", n.buffer)])
+            self.s[v] = [self.m.new_int_var(0, r, f"s{v}_{k}") for k, r in enumerate(room)]
+        for v, n in enumerate(g.nodes):
+            if n.is_instruction:
+                self._instruction(v)
+            elif n.kind == "pii":
+                self._identity(v)
+        self._pins()
+        self._disjoint()
+
+    def _ties(self, v: int, bounds, family: str, what: str) -> None:  # noqa: ANN001
+        starts, lengths = bounds
+        for k, (st, ln) in enumerate(zip(starts, lengths)):
+            self.eq(self.s[v][k], st, family, what)
+            self.eq(ln, self.ext[v][k], family, what)
+
+    def _instruction(self, v: int) -> None:
+        n = self.g.nodes[v]
+        ins = self.target.instructions[n.op]
+        a: dict[str, object] = {d.name: n.attrs[d.name] for d in ins.comp_attrs}
+        beta = {d.name: self.m.new_int_var(d.lo, d.hi, f"{d.name}{v}") for d in ins.addr_attrs}
+        a.update(beta)
+        self.beta[v] = beta
+        what = self.label(v)
+        if not self.alg.require(ins.e(a, self.alg), self.group("CSP1", what)):
+            self.trivially_false.append(("CSP1", what))
+        bounds = ins.h(a, self.alg)
+        self._ties(v, bounds[0], "CSP1", what)
+        for j, x in enumerate(n.args):
+            self._ties(x, bounds[j + 1], "CSP2", f"{what} operand {ins.inputs[j].var} = %{x}")
+
+    def _identity(self, v: int) -> None:
+        n = self.g.nodes[v]
+        what = self.label(v)
+        m = len(self.s[v])
+        if n.op == "slice^H":  # identity_ok guarantees the buffer's dtype: offsets are in its units
+            (x,) = n.args
+            for k in range(m):
+                self.eq(self.s[v][k], self.s[x][k] + n.attrs["slice"][k].start, "CSP2", what)
+            return
+        (dim,) = n.attrs["dimensions"]
+        off = 0
+        for x in n.args:
+            for k in range(m):
+                self.eq(self.s[x][k], self.s[v][k] + (off if k == dim else 0), "CSP2", what)
+            off += self.g.nodes[x].type.shape[dim]
+
+    def _pins(self) -> None:
+        g = self.g
+        for v, n in enumerate(g.nodes):
+            if n.kind == "input":
+                i = n.attrs["index"]
+                if i not in self.inputs:
+                    self.inputs[i] = self.s[v][0]
+                else:
+                    self.eq(self.s[v][0], self.inputs[i], "CSP3", f"input {i}")
+        self.outputs = [self.s[o][0] for o in g.outputs]
+        consts = [v for v, n in enumerate(g.nodes) if n.kind == "const"]
+        if consts:
+            hbm = self.target.hbm.access_shape[0]
+            self.const_base = self.m.new_int_var(0, hbm, "const_base")
+            off = 0
+            for v in consts:
+                self.eq(self.s[v][0], self.const_base + off, "CSP3", "constant section")
+                off += -(-self.ext[v][0] // ALIGN) * ALIGN
+            self.const_size = off
+        self._hints(consts)
+
+    def _hints(self, consts: list[int]) -> None:
+        """Inputs, outputs and the constant section packed from address 0, in that order."""
+        at = 0
+        regions = [(self.inputs[i], self._size_of_input(i)) for i in sorted(self.inputs)]
+        regions += [(self.s[o][0], self.ext[o][0]) for o in dict.fromkeys(self.g.outputs)]
+        if consts:
+            regions.append((self.const_base, self.const_size))
+        for var, size in regions:
+            if isinstance(var, cp_model.IntVar):
+                self.m.add_hint(var, at)
+            at += -(-size // ALIGN) * ALIGN
+
+    def _size_of_input(self, i: int) -> int:
+        v = next(v for v, n in enumerate(self.g.nodes) if n.kind == "input" and n.attrs["index"] == i)
+        return self.ext[v][0]
+
+    def _disjoint(self) -> None:
+        by_buf: dict[str, list[int]] = {}
+        for o in sorted(self.ranges):
+            by_buf.setdefault(self.g.nodes[o].buffer, []).append(o)
+        for name, nodes in by_buf.items():
+            lits = self.group("CSP4", name)
+            if len(self.target.buffers[name].access_shape) == 1:
+                self._no_overlap_2d(nodes, lits)
+            else:
+                self._pairwise(nodes, lits)
+
+    def _no_overlap_2d(self, nodes: list[int], lits: list | None) -> None:
+        xs, ys = [], []
+        for v in nodes:
+            r = self.ranges[v]
+            s, (length,) = self.s[v][0], self.ext[v]
+            if lits:
+                xs.append(self.m.new_optional_fixed_size_interval_var(r.start, r.end + 1 - r.start, lits[0], ""))
+                ys.append(self.m.new_optional_fixed_size_interval_var(s, length, lits[0], ""))
+            else:
+                xs.append(self.m.new_fixed_size_interval_var(r.start, r.end + 1 - r.start, ""))
+                ys.append(self.m.new_fixed_size_interval_var(s, length, ""))
+        self.m.add_no_overlap_2d(xs, ys)
+
+    def _pairwise(self, nodes: list[int], lits: list | None) -> None:
+        for i, a in enumerate(nodes):
+            for b in nodes[i + 1:]:
+                if not self.ranges[a].overlaps(self.ranges[b]):
+                    continue
+                sides = []
+                for k in range(len(self.s[a])):
+                    for p, q in ((a, b), (b, a)):
+                        side = self.m.new_bool_var("")
+                        self.m.add(self.s[p][k] + self.ext[p][k] <= self.s[q][k]).only_enforce_if(side)
+                        sides.append(side)
+                ct = self.m.add_bool_or(sides)
+                if lits:
+                    ct.only_enforce_if(lits)
+
+    def solve(self, opts: SolveOptions) -> tuple[int, cp_model.CpSolver]:
+        solver = cp_model.CpSolver()
+        p = solver.parameters
+        p.max_time_in_seconds = opts.timeout
+        if opts.deterministic or self.assume:
+            p.num_workers, p.random_seed = 1, 0
+        else:
+            p.num_workers = opts.workers
+        if self.assume:
+            self.m.add_assumptions(list(self.groups.values()))
+        return solver.solve(self.m), solver
+
+
+def _peak_message(g: PiiGraph, target: TargetDef, ranges: dict[int, LiveRange]) -> str | None:
+    """Fast capacity check of one-dimensional buffers: live tensors that cannot fit at all."""
+    for name, buf in target.buffers.items():
+        if len(buf.access_shape) != 1:
+            continue
+        mine = [o for o in ranges if g.nodes[o].buffer == name]
+        for t in sorted({ranges[o].start for o in mine}):
+            live = [o for o in mine if ranges[o].start <= t <= ranges[o].end]
+            need = sum(_extent(g, target, o)[0] for o in live)
+            if need > buf.access_shape[0]:
+                return (f"buffer {name} overflows: {need} of {buf.access_shape[0]} rows live at step {t} "
+                        f"({', '.join(f'%{o}' for o in live)})")
+    return None
+
+
+def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOptions | None = None) -> Allocation:
+    """Solve CSP1–CSP4 for one order; AllocationFailed says which groups conflict."""
+    opts = opts or SolveOptions()
+    t0 = time.perf_counter()
+    ranges = {o: r for o, r in live_ranges(g, order).items() if g.nodes[o].kind != "undef"}
+    ranges = {o: r for o, r in ranges.items() if o in set(owners(g))}
+    phi = interference(g, ranges)
+    peak = _peak_message(g, target, ranges)
+    if peak:
+        raise AllocationFailed(f"CSP4: {peak}", [("CSP4", peak.split()[1])], phi)
+    prob = _Problem(target, g, ranges, assume=False)
+    status, solver = prob.solve(opts)
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return _solution(prob, solver, order, time.perf_counter() - t0)
+    if status != cp_model.INFEASIBLE:
+        raise AllocationFailed(f"CP-SAT found no allocation within {opts.timeout:g}s "
+                               f"({solver.status_name(status)})", [], phi)
+    core = _core(target, g, ranges, opts)
+    blame_order = any(f == "CSP4" for f, _ in core) or not core
+    text = "; ".join(f"{f} {w}" for f, w in core) or "constraints conflict"
+    raise AllocationFailed(f"no allocation: {text}", core, phi if blame_order else None)
+
+
+def _core(target: TargetDef, g: PiiGraph, ranges: dict[int, LiveRange], opts: SolveOptions) -> list[tuple[str, str]]:
+    prob = _Problem(target, g, ranges, assume=True)
+    if prob.trivially_false:
+        return prob.trivially_false
+    status, solver = prob.solve(opts)
+    if status != cp_model.INFEASIBLE:
+        return []
+    by_index = {lit.Index(): key for key, lit in prob.groups.items()}
+    return [by_index[i] for i in solver.sufficient_assumptions_for_infeasibility() if i in by_index]
+
+
+def _solution(prob: _Problem, solver: cp_model.CpSolver, order: list[int], seconds: float) -> Allocation:
+    g = prob.g
+    starts = {v: tuple(solver.value(x) for x in xs) for v, xs in prob.s.items()}
+    attrs = {}
+    for v in order:
+        n = g.nodes[v]
+        ins = prob.target.instructions[n.op]
+        vals = {d.name: n.attrs[d.name] for d in ins.comp_attrs}
+        vals.update({k: solver.value(x) for k, x in prob.beta[v].items()})
+        attrs[v] = vals
+    inputs = [solver.value(prob.inputs[i]) if i in prob.inputs else -1 for i in range(_num_inputs(g))]
+    consts = {v: starts[v][0] for v, n in enumerate(g.nodes) if n.kind == "const"}
+    return Allocation(list(order), starts, attrs, inputs, [solver.value(x) for x in prob.outputs], consts, seconds)
+
+
+def _num_inputs(g: PiiGraph) -> int:
+    return 1 + max((n.attrs["index"] for n in g.nodes if n.kind == "input"), default=-1)
+
+
+def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None) -> Allocation:
+    """Orders in turn, heuristic first and pruned by failed interference graphs
+    (§6.4); the first allocation found. AllocationFailed when none works."""
+    opts = opts or SolveOptions()
+    failed: list[frozenset] = []
+    last: AllocationFailed | None = None
+    tried = 0
+    for order in topological_orders(g, target, failed):
+        tried += 1
+        try:
+            alloc = allocate(target, g, order, opts)
+            alloc.orders_tried = tried
+            return alloc
+        except AllocationFailed as err:
+            last = err
+            if err.order_independent:
+                break
+            failed.append(err.phi)
+        if tried >= opts.max_orders:
+            break
+    if last is None:
+        raise AllocationFailed("the pii graph has no instructions to order")
+    raise AllocationFailed(f"{last.message} (after {tried} topological order{'s' if tried != 1 else ''})",
+                           last.core, last.phi)

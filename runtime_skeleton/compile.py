@@ -1,0 +1,188 @@
+"""The whole compiler (Act §4.2.3, §8 and Fig. 14).
+
+``candidates`` is Act's enumeration: phase 1 yields pii graphs, phase 2 orders
+and allocates each (falling back to the next pii graph when no order can be
+allocated), and the emitter turns each success into a program. ``compile_module``
+keeps the cheapest candidate under a cost model and stops when no candidate has
+improved for ``patience`` times the time it took to find the best one, or at the
+global timeout. Deterministic mode measures that "time" in e-graph nodes
+(phase 1's work, which does not depend on the machine) instead of seconds, so that the same input gives the same program on every run
+(as long as the global timeout is not reached).
+"""
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from .alloc.allocate import Allocation, AllocationFailed, SolveOptions, phase2
+from .emit import emit_program, program_json
+from .errors import ActgenError
+from .hlo import parse_file, parse_module
+from .ir.graph import Module
+from .isel.extract import PiiGraph
+from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph
+from .sim.cost import latency_sum
+from .sim.program import Program, print_program
+from .target import TargetDef
+
+CostModel = Callable[[TargetDef, Program], float]
+
+
+class CompileError(ActgenError):
+    """The target cannot run the kernel (within the limits); the message says why."""
+
+
+@dataclass
+class CompileOptions:
+    timeout: float = 60.0  # seconds for the whole compilation
+    deterministic: bool = False  # one CP-SAT worker, fixed seed; patience counted in candidates
+    patience: float = 2.0  # n of Fig. 14
+    phase1: Limits = field(default_factory=Limits)
+    solve: SolveOptions = field(default_factory=SolveOptions)
+    cost: CostModel = latency_sum
+
+
+@dataclass
+class CompileStats:
+    pii_graphs: int = 0
+    candidates: int = 0
+    best_index: int = 0  # 1-based candidate number of the chosen program
+    phase1_seconds: float = 0.0
+    phase2_seconds: float = 0.0
+    emit_seconds: float = 0.0
+    seconds: float = 0.0
+    orders_tried: int = 0
+    failures: list[str] = field(default_factory=list)  # why pii graphs did not allocate
+
+
+@dataclass
+class Candidate:
+    pii_graph: PiiGraph
+    allocation: Allocation
+    program: Program
+    work: int  # e-graph nodes when phase 1 found the pii graph
+
+
+@dataclass
+class CompileResult:
+    program: Program
+    cost: float
+    pii_graph: PiiGraph
+    allocation: Allocation
+    stats: CompileStats
+    module: Module
+
+    @property
+    def text(self) -> str:
+        return print_program(self.program)
+
+    def json(self) -> dict:
+        return {**program_json(self.program), "cost": self.cost,
+                "stats": {k: v for k, v in dataclasses.asdict(self.stats).items()}}
+
+
+def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: CompileStats,
+               deadline: float, stop: Callable[[int], bool] | None = None) -> Iterator[Candidate]:
+    """Act's act_enum (Fig. 14b): every program phase 1 and 2 can produce, in order."""
+    t0 = time.perf_counter()
+    limits = dataclasses.replace(opts.phase1, timeout=max(0.0, min(opts.phase1.timeout, deadline - t0)))
+    try:
+        sel = InstructionSelector(target, module, limits)
+    except ActgenError as err:  # the kernel uses something phase 1 cannot represent
+        raise CompileError(err.message, err.loc) from None
+    graphs = sel.pii_graphs(None if stop is None else lambda k: stop(sel.stats.saturation.nodes))
+    while True:
+        t = time.perf_counter()
+        g = next(graphs, None)
+        stats.phase1_seconds += time.perf_counter() - t
+        if g is None:
+            break
+        stats.pii_graphs += 1
+        t = time.perf_counter()
+        try:
+            solve = dataclasses.replace(opts.solve, deterministic=opts.deterministic,
+                                        timeout=max(0.1, min(opts.solve.timeout, deadline - t)))
+            alloc = phase2(target, g, solve)
+        except AllocationFailed as err:
+            stats.failures.append(f"pii graph {stats.pii_graphs} ({g.num_instructions} instructions): {err.message}")
+            continue
+        finally:
+            stats.phase2_seconds += time.perf_counter() - t
+        stats.orders_tried += alloc.orders_tried
+        t = time.perf_counter()
+        prog = emit_program(target.name, g, alloc, sel.input_types, sel.output_types)
+        stats.emit_seconds += time.perf_counter() - t
+        yield Candidate(g, alloc, prog, sel.stats.saturation.nodes)
+        if time.perf_counter() > deadline:
+            break
+    if stats.pii_graphs == 0:
+        raise CompileError(sel.explain())
+
+
+def compile_module(target: TargetDef, module: Module, opts: CompileOptions | None = None) -> CompileResult:
+    """The cheapest program found (Fig. 14a); CompileError says why there is none."""
+    opts = opts or CompileOptions()
+    stats = CompileStats()
+    t0 = time.perf_counter()
+    deadline = t0 + opts.timeout
+    best: tuple[float, Candidate] | None = None
+    when_best = 0.0
+
+    def clock(work: int) -> float:  # e-graph nodes in deterministic mode, seconds otherwise
+        return float(work) if opts.deterministic else time.perf_counter() - t0
+
+    def stop(work: int) -> bool:  # asked by phase 1 before each round
+        return best is not None and clock(work) > opts.patience * when_best
+
+    try:
+        for i, cand in enumerate(candidates(target, module, opts, stats, deadline, stop), start=1):
+            stats.candidates = i
+            cost = opts.cost(target, cand.program)
+            if best is None or cost < best[0]:
+                best, when_best, stats.best_index = (cost, cand), clock(cand.work), i
+            elif clock(cand.work) > opts.patience * when_best:
+                break
+    except NoPiiGraph as err:
+        raise CompileError(err.message) from None
+    stats.seconds = time.perf_counter() - t0
+    if best is None:
+        reasons = "\n  ".join(stats.failures[-3:])
+        raise CompileError(f"no pii graph of the {stats.pii_graphs} found could be allocated on {target.name}; "
+                           f"the last failures:\n  {reasons}")
+    cost, cand = best
+    return CompileResult(cand.program, cost, cand.pii_graph, cand.allocation, stats, module)
+
+
+def load_kernel(source: str | pathlib.Path) -> Module:
+    """A path to an HLO file, or HLO text."""
+    if isinstance(source, pathlib.Path) or ("\n" not in source and "{" not in source):
+        return parse_file(source)
+    return parse_module(source, "<hlo>")
+
+
+def compile_hlo(target: TargetDef, source: str | pathlib.Path, opts: CompileOptions | None = None,
+                **options) -> CompileResult:
+    """Compile HLO (text, or a path to a file) for the target.
+
+    Keyword options override fields of CompileOptions (timeout, deterministic, patience)."""
+    opts = dataclasses.replace(opts or CompileOptions(), **options)
+    return compile_module(target, load_kernel(source), opts)
+
+
+def verify(target: TargetDef, result: CompileResult, seeds: tuple[int, ...] = (0, 1)) -> list[str]:
+    """Run the program on the functional simulator against the reference
+    interpreter on random inputs; the problems found (empty when it matches)."""
+    from .reference import evaluate
+    from .reference.compare import compare_outputs
+    from .reference.npz_io import random_inputs
+    from .sim import run_program
+
+    problems = []
+    for seed in seeds:
+        x = random_inputs([d.type for d in result.program.inputs], seed)
+        got = run_program(target, result.program, x)
+        problems += [f"seed {seed}: {p}" for p in compare_outputs(got, evaluate(result.module, x))]
+    return problems

@@ -1,0 +1,82 @@
+"""The whole compiler: compile_hlo, verification on the simulator, determinism, the CLI."""
+import importlib
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from runtime_skeleton.compile import CompileError, CompileOptions, compile_hlo, verify
+from runtime_skeleton.sim.program import parse_program
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def target(name):
+    return importlib.import_module(f"generated.{name}").TARGET
+
+
+FAST = [("qkv", "examples/qkv/attention.hlo", 9), ("gemmini", "examples/kernels/gemmini_gemm.hlo", 5),
+        ("gemmini", "examples/kernels/gemmini_mac.hlo", 6), ("gemmini", "examples/gemmini/matmul_bias.hlo", 6)]
+
+
+@pytest.mark.parametrize("tname,kernel,count", FAST, ids=lambda x: pathlib.Path(str(x)).stem)
+def test_compiles_and_verifies(tname, kernel, count):
+    res = compile_hlo(target(tname), ROOT / kernel)
+    assert verify(target(tname), res, seeds=(0, 1, 2)) == []
+    assert len(res.program.instructions) == count
+    assert parse_program(res.text).instructions == res.program.instructions  # the text round-trips
+
+
+@pytest.mark.slow
+def test_gemmini_add_uses_the_constant_section():
+    res = compile_hlo(target("gemmini"), ROOT / "examples/kernels/gemmini_add.hlo")
+    assert verify(target("gemmini"), res) == []
+    assert len(res.program.consts) == 1 and len(res.program.consts[0].data) == 256  # eye(16) as int8
+
+
+def test_generated_package_api_from_text():
+    from generated.gemmini import compile_hlo as gemmini_compile, verify as gemmini_verify
+
+    text = (ROOT / "examples/kernels/gemmini_gemm.hlo").read_text()
+    res = gemmini_compile(text, deterministic=True)
+    assert gemmini_verify(res) == []
+    assert res.cost > 0 and res.pii_graph.num_instructions == 5
+    js = res.json()
+    assert [i["op"] for i in js["instructions"]] == [i.name for i in res.program.instructions]
+
+
+def test_deterministic_output_is_byte_identical():
+    a = compile_hlo(target("gemmini"), ROOT / "examples/kernels/gemmini_mac.hlo", deterministic=True)
+    b = compile_hlo(target("gemmini"), ROOT / "examples/kernels/gemmini_mac.hlo", deterministic=True)
+    assert a.text == b.text
+
+
+def test_a_kernel_the_target_cannot_run_is_explained():
+    with pytest.raises(CompileError, match="tuple-valued 'reduce'"):
+        compile_hlo(target("gemmini"), ROOT / "examples/kernels/argmax_f32.hlo")
+    with pytest.raises(CompileError, match="no pii graph for gemmini: no instruction produces"):
+        compile_hlo(target("gemmini"), ROOT / "examples/kernels/unary_math_f32.hlo", CompileOptions(timeout=3))
+
+
+def test_cli_compile_verify_and_json(tmp_path):
+    out, js = tmp_path / "p.s", tmp_path / "p.json"
+    r = subprocess.run([sys.executable, "-m", "generated.gemmini", "compile", "examples/kernels/gemmini_gemm.hlo",
+                        "-o", str(out), "--json", str(js), "--verify", "--deterministic"],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "verified" in r.stdout and "5 instructions" in r.stdout
+    assert json.loads(js.read_text())["target"] == "gemmini"
+    run = subprocess.run([sys.executable, "-m", "generated.gemmini", "run", str(out), "--random", "4",
+                          "-o", str(tmp_path / "o.npz"), "--expect", "examples/kernels/gemmini_gemm.hlo"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0 and "matches the reference" in run.stdout, run.stderr
+
+
+def test_cli_compile_error_is_one_line(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "generated.gemmini", "compile", "examples/kernels/argmax_f32.hlo",
+                        "-o", str(tmp_path / "p.s")], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "argmax_f32.hlo:26:3:" in r.stderr
+    assert not (tmp_path / "p.s").exists()
