@@ -503,6 +503,17 @@ cases("maximum-as-clamp")(lambda: _with_scalar("maximum"))
 cases("minimum-as-clamp")(lambda: _with_scalar("minimum"))
 
 
+@cases("clamp-clamp")
+def _clamp_clamp():
+    def clamp(lo, x, hi):
+        return Term("clamp", x.type, (lo, x, hi))
+
+    s32, f32 = (lambda v: const(v, "s32")), (lambda v: const(v, "f32"))
+    return [clamp(s32(-128), clamp(s32(-2**31), P(0, "s32", 4, 4), s32(127)), s32(2**31 - 1)),  # jnp.clip
+            clamp(s32(-5), clamp(s32(-9), P(0, "s32", 6), s32(3)), s32(7)),
+            clamp(f32(0.0), clamp(f32(-1.5), P(0, "f32", 2, 3), f32(6.0)), f32(np.inf))]
+
+
 # -- elementwise algebra
 
 

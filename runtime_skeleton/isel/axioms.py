@@ -1109,6 +1109,30 @@ def minimum_as_clamp(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield mk.op("clamp", [mk.scalar(_extreme(dt, False), dt), x, s])
 
 
+@axiom("clamp-clamp", {"clamp"}, {"clamp", "constant"})
+def clamp_clamp(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """clamp(lo2, clamp(lo1, x, hi1), hi2) = clamp(L, x, H) with L = max(lo1, lo2),
+    H = min(hi1, hi2), for constant bounds with L <= H (jnp.clip's max/min chain
+    becomes one clamp); float bounds must not be NaN or zeros of opposite sign."""
+    lo2, y, hi2 = node.children
+    outer = [splat(view, b) for b in (lo2, hi2)]
+    if any(v is None or (v.dtype.kind == "f" and np.isnan(v)) for v in outer):
+        return
+    mk = Make(view)
+    dt = node.type.dtype
+    for inner in view.find(y, "clamp"):
+        lo1, x, hi1 = inner.children
+        bounds = [splat(view, b) for b in (lo1, hi1)]
+        if any(v is None or (v.dtype.kind == "f" and np.isnan(v)) for v in bounds):
+            continue
+        lo, hi = max(bounds[0], outer[0]), min(bounds[1], outer[1])
+        if dt.is_float and any(a == 0 and b == 0 and np.signbit(a) != np.signbit(b)
+                               for a, b in (*zip(bounds, outer), (lo, hi))):
+            continue  # the sign of a zero result would depend on the order
+        if lo <= hi and mk.type(Class(lo2)).rank == 0 and mk.type(Class(hi2)).rank == 0:
+            yield mk.op("clamp", [mk.scalar(lo, dt), Class(x), mk.scalar(hi, dt)])
+
+
 # ---------------------------------------------------------------- 6. elementwise algebra
 
 

@@ -65,6 +65,21 @@ def _materialize_constants() -> Rule:
     return const_bflat
 
 
+def _hbm_round_trip() -> Rule:
+    from .rules import ANY, rule
+
+    @rule("hbm-round-trip", {ANY}, {"reshape", "bitcast-convert"}, expansive=True)
+    def round_trip(view, c, n: ENode):  # noqa: ANN001, ANN202
+        """x = unflatten(flatten(x)): any value may be stored to HBM and loaded back
+        (how a result reaches an instruction that reads it only from HBM)."""
+        t = n.type
+        if t.rank == 0 or (t.rank == 1 and t.dtype.name == "u8") or n.op in ("input", "constant", "iota"):
+            return
+        yield bflat.unflatten(bflat.flatten(Class(c), t), t)
+
+    return round_trip
+
+
 EXPANSIVE_MARKS = ("-split", "-as-dot", "dot-identity")
 
 
@@ -78,7 +93,7 @@ def default_rules(target: TargetDef) -> tuple[list[Rule], list]:
 
     isa, patterns = isa_rules(target)
     ops = target_ops(patterns)
-    return rules_for_ops(ops) + IDENTITY_RULES + [_materialize_constants()] + isa, patterns
+    return rules_for_ops(ops) + IDENTITY_RULES + [_materialize_constants(), _hbm_round_trip()] + isa, patterns
 
 
 class InstructionSelector:

@@ -29,7 +29,7 @@ broadcast-noop, broadcast-broadcast, transpose-broadcast,
 transpose-elementwise, slice-elementwise, reshape-elementwise (2-D to 1-D),
 every ``<op>-split``, add-comm, multiply-comm, maximum-comm, minimum-comm,
 and-comm, or-comm, xor-comm, maximum-idem, minimum-idem, maximum-absorb, minimum-absorb, maximum-as-clamp,
-minimum-as-clamp, clamp-as-minmax, subtract-as-add-negate, negate-negate,
+minimum-as-clamp, clamp-as-minmax, clamp-clamp, subtract-as-add-negate, negate-negate,
 add-zero, multiply-one, multiply-negone, multiply-pow2-shift,
 divide-pow2-shift, convert-convert (all integer type chains), copy-intro and
 copy-elim. Not proved here (checked numerically only): dots, reductions, the
@@ -622,6 +622,27 @@ def _clamp_as_minmax() -> list[z3.BoolRef]:
     clamp = Sym(x.shape, lambda *i: mn(mx(x.at(*i), lo.at()), hi.at()))
     rhs = elementwise(mn, elementwise(mx, x, broadcast(lo, x.shape, ())), broadcast(hi, x.shape, ()))
     return [same(clamp, rhs, facts)]
+
+
+@proves("clamp-clamp")
+def _clamp_clamp() -> list[z3.BoolRef]:
+    """Pointwise, for bounds with max(lo1, lo2) <= min(hi1, hi2) (for floats: no NaN, and
+    no two bounds compared, nor the new lo and hi, zeros of opposite sign)."""
+    claims = []
+    for (x, lo1), ops, signed in _bv_cases():
+        hi1, lo2, hi2 = (z3.BitVec(f"k{next(_fresh)}", x.size()) for _ in range(3))
+        mx, mn = ops["maximum"], ops["minimum"]
+        lo, hi = mx(lo1, lo2), mn(hi1, hi2)
+        le = (lambda a, b: a <= b) if signed else z3.ULE
+        claims.append(z3.Implies(le(lo, hi), _clamp(ops, lo2, _clamp(ops, lo1, x, hi1), hi2) == _clamp(ops, lo, x, hi)))
+    for (x, lo1), ops in _fp_cases():
+        hi1, lo2, hi2 = (z3.FP(f"k{next(_fresh)}", x.sort()) for _ in range(3))
+        mx, mn = ops["maximum"], ops["minimum"]
+        lo, hi = mx(lo1, lo2), mn(hi1, hi2)
+        same_zero = [z3.Or(z3.Not(z3.And(z3.fpIsZero(a), z3.fpIsZero(b))), a == b) for a, b in ((lo1, lo2), (hi1, hi2), (lo, hi))]
+        ok = z3.And(*[z3.Not(z3.fpIsNaN(b)) for b in (lo1, hi1, lo2, hi2)], *same_zero, z3.fpLEQ(lo, hi))
+        claims.append(z3.Implies(ok, _clamp(ops, lo2, _clamp(ops, lo1, x, hi1), hi2) == _clamp(ops, lo, x, hi)))
+    return claims
 
 
 @proves("subtract-as-add-negate")
