@@ -80,3 +80,12 @@ def test_cli_compile_error_is_one_line(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "argmax_f32.hlo:26:3:" in r.stderr
     assert not (tmp_path / "p.s").exists()
+
+
+def test_jax_function_to_verified_program_in_one_command(tmp_path):
+    r = subprocess.run([sys.executable, "examples/jax_to_gemmini.py", "-o", str(tmp_path), "--deterministic"],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "verified" in r.stdout
+    prog = parse_program((tmp_path / "kernel.s").read_text())
+    assert prog.target == "gemmini" and prog.instructions

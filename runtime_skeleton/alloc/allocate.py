@@ -64,6 +64,7 @@ class SolveOptions:
     deterministic: bool = False
     timeout: float = 10.0  # seconds per CP-SAT call
     max_orders: int = 64  # topological orders tried per pii graph
+    budget: float = 10.0  # seconds of phase 2 per pii graph (then the next pii graph is tried)
     workers: int = field(default_factory=lambda: max(1, min(8, os.cpu_count() or 1)))
 
 
@@ -334,6 +335,7 @@ def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None) -> 
     failed: list[frozenset] = []
     last: AllocationFailed | None = None
     tried = 0
+    stop = time.perf_counter() + opts.budget
     for order in topological_orders(g, target, failed):
         tried += 1
         try:
@@ -345,7 +347,7 @@ def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None) -> 
             if err.order_independent:
                 break
             failed.append(err.phi)
-        if tried >= opts.max_orders:
+        if tried >= opts.max_orders or time.perf_counter() > stop:
             break
     if last is None:
         raise AllocationFailed("the pii graph has no instructions to order")
