@@ -89,3 +89,16 @@ def test_jax_function_to_verified_program_in_one_command(tmp_path):
     assert "verified" in r.stdout
     prog = parse_program((tmp_path / "kernel.s").read_text())
     assert prog.target == "gemmini" and prog.instructions
+
+
+# Act §9.3: the Gemmini SW library's MAC, GEMM and ADD and the nine compositions of GEMM and ADD
+GEMMINI_EVAL = ["gemmini_mac", "gemmini_gemm", "gemmini_add", "gemmini_abc", "gemmini_add3", "gemmini_ab_plus_ac",
+                "gemmini_ab_plus_c_plus_d", "gemmini_abc_plus_d", "gemmini_abc_plus_a", "gemmini_abcd",
+                "gemmini_abca", "gemmini_add4"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", GEMMINI_EVAL)
+def test_gemmini_evaluation_kernels_compile_and_verify(name):
+    res = compile_hlo(target("gemmini"), ROOT / f"examples/kernels/{name}.hlo")
+    assert verify(target("gemmini"), res) == []
