@@ -631,6 +631,78 @@ cases("copy-intro")(lambda: [P(0, "f32", 3, 4), tr(P(0, "s32", 2, 5), 1, 0),
 cases("copy-elim")(lambda: [op("copy", P(0, dt, *s)) for dt, s in (("f32", (3, 4)), ("s8", (5,)), ("pred", (2, 1, 3)))])
 
 
+# -- layouts: views, strided windows and stores (layout_axioms)
+
+
+@cases("slice-bitcast-convert")
+def _():
+    return [sl(bc(P(0, "s32", 4, 6), "u8"), (1, 3), (2, 5), (0, 4)),  # the byte dim taken whole
+            sl(bc(P(0, "u8", 5, 3, 4), "s32"), (1, 4), (0, 2)),  # the wider result's source keeps its bytes
+            sl(bc(P(0, "f32", 7), "s32"), (2, 6)),
+            sl(bc(P(0, "u8", 6, 5), "s8"), (1, 5, 2), (0, 3))]
+
+
+@cases("slice-reshape-strided")
+def _():
+    return [sl(rs(P(0, "u8", 1024), 32, 32), (16, 32), (0, 16)),  # a 16x16 tile: rows of 16, 32 apart
+            sl(rs(P(0, "s8", 60), 5, 3, 4), (1, 4), (0, 3), (1, 3)),
+            sl(rs(P(0, "u8", 35), 5, 7), (2, 3), (1, 6)),  # one row: contiguous
+            sl(rs(P(0, "f32", 35), 7, 5), (2, 5), (0, 5))]  # whole rows: contiguous
+
+
+@cases("slice-reshape")
+def _():
+    return [sl(rs(P(0, "s8", 16, 4, 32, 1), 64, 32), (0, 64), (0, 16)),  # a column block of a VNNI layout
+            sl(rs(P(0, "f32", 6, 5), 30), (10, 25)),
+            sl(rs(P(0, "s32", 12), 3, 4), (1, 3), (0, 4)),
+            sl(rs(P(0, "bf16", 3, 1, 7), 3, 7), (1, 2), (2, 7))]
+
+
+@cases("bitcast-convert-concat")
+def _():
+    return [bc(cat(0, P(0, "s32", 2, 3), P(1, "s32", 3, 3)), "u8"),
+            bc(cat(1, P(0, "u8", 2, 3, 4), P(1, "u8", 2, 1, 4)), "f32"),
+            bc(cat(1, P(0, "f32", 2, 3), P(1, "f32", 2, 5)), "s32")]
+
+
+@cases("reshape-concat")
+def _():
+    return [rs(cat(0, P(0, "u8", 3, 5, 4), P(1, "u8", 2, 5, 4)), 100),  # row blocks are runs of the flat bytes
+            rs(cat(1, P(0, "s32", 4, 6), P(1, "s32", 4, 2)), 1, 4, 4, 2),
+            rs(cat(1, P(0, "s32", 16, 16), P(1, "s32", 16, 16)), 1, 16, 2, 16),  # T(16,16) blocking
+            rs(cat(2, P(0, "f32", 2, 3, 4), P(1, "f32", 2, 3, 2)), 6, 6)]
+
+
+@cases("transpose-concat")
+def _():
+    return [tr(cat(0, P(0, "f32", 2, 3), P(1, "f32", 1, 3)), 1, 0),
+            tr(cat(2, P(0, "s8", 2, 3, 4), P(1, "s8", 2, 3, 1)), 2, 0, 1),
+            tr(cat(2, P(0, "s32", 1, 5, 1, 3), P(1, "s32", 1, 5, 1, 3)), 0, 2, 1, 3),  # tiles become reshapes
+            tr(cat(1, P(0, "u8", 2, 3, 5), P(1, "u8", 2, 2, 5)), 0, 2, 1)]
+
+
+@cases("transpose-squeeze")
+def _():
+    return [tr(P(0, "s8", 16, 16, 4, 1), 0, 2, 1, 3),  # the VNNI layout T(4,1)
+            tr(P(0, "f32", 1, 3, 5), 0, 2, 1),
+            tr(P(0, "s32", 3, 1, 4, 1, 5), 4, 1, 0, 3, 2)]
+
+
+@cases("bitcast-convert-splat")
+def _():
+    return [bc(bcast(const(0, "s32"), 4, 4), "s8"),  # a zeroed tile is zeroed bytes
+            bc(bcast(const(-1, "s8"), 3, 4), "s32"),
+            bc(bcast(const(1.5, "f32"), 3), "s32"),
+            bc(const(0, "s32", 2, 3), "u8")]
+
+
+@cases("concat-strided-store")
+def _():
+    return [rs(cat(1, P(0, "u8", 16, 64), P(1, "u8", 16, 64)), 2048),  # two 16x16 s32 tiles side by side
+            rs(cat(1, P(0, "u8", 3, 2, 4), P(1, "u8", 3, 1, 4), P(2, "u8", 3, 3, 4)), 72),
+            rs(cat(2, P(0, "u8", 2, 3, 5), P(1, "u8", 2, 3, 2)), 42)]
+
+
 # ---------------------------------------------------------------- numeric checks
 
 
@@ -692,6 +764,17 @@ NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
     ("add-comm", lambda: op("add", P(0, "f32", 3), P(0, "f32", 3))),
     ("add-split", lambda: op("add", P(0, "f32", 1, 1), P(1, "f32", 1, 1))),
     ("dot-split-lhs", lambda: dot(P(0, "f32", 1, 4), P(1, "f32", 4, 5))),
+    # a partial byte dimension is not a whole element; strided and gapped windows are no row windows
+    ("slice-bitcast-convert", lambda: sl(bc(P(0, "s32", 4), "u8"), (0, 4), (1, 3))),
+    ("slice-reshape-strided", lambda: sl(rs(P(0, "u8", 60), 3, 4, 5), (0, 2), (1, 3), (1, 4))),
+    ("slice-reshape-strided", lambda: sl(rs(P(0, "u8", 20), 4, 5), (0, 4, 2), (0, 5))),
+    ("slice-reshape", lambda: sl(rs(P(0, "f32", 4, 6), 24), (2, 9))),  # crosses a row of the merged dims
+    ("bitcast-convert-concat", lambda: bc(cat(1, P(0, "u8", 3, 2), P(1, "u8", 3, 2)), "s32")),  # the byte dim
+    ("reshape-concat", lambda: rs(cat(1, P(0, "f32", 2, 3), P(1, "f32", 2, 5)), 16)),  # columns are not runs
+    ("transpose-squeeze", lambda: tr(P(0, "f32", 3, 5), 1, 0)),
+    ("bitcast-convert-splat", lambda: bc(bcast(const(1, "s32"), 4), "u8")),  # bytes 1, 0, 0, 0
+    ("concat-strided-store", lambda: rs(cat(0, P(0, "u8", 2, 8), P(1, "u8", 3, 8)), 40)),  # rows: contiguous
+    ("concat-strided-store", lambda: rs(cat(1, P(0, "u8", 1, 3), P(1, "u8", 1, 2)), 5)),  # one row
 ]
 
 
@@ -715,6 +798,48 @@ def test_rejected_identities_are_really_not_exact(lhs, naive):
     """What the preconditions keep out would change bits."""
     with pytest.raises(AssertionError):
         check_equivalent(lhs(), naive(), exact=True, seeds=(0, 1, 2))
+
+
+def test_strided_stores_chain_through_the_previous_store():
+    """Each strided store's ``old`` is what the stores before it left. The check fills the
+    undefined bytes randomly, so a second store over undefined bytes instead (losing the
+    first block's rows between its rows) is caught."""
+    from runtime_skeleton.isel.isa_rules import UNDEF
+    from runtime_skeleton.isel.layout_axioms import store_rows
+
+    a, b = P(0, "u8", 4, 3), P(1, "u8", 4, 5)
+    lhs = rs(cat(1, a, b), 32)
+    (rhs,) = fire(RULES["concat-strided-store"], lhs)
+    check_equivalent(lhs, rhs, exact=True, seeds=(0, 1, 2))
+    first = store_rows(M, a, Term(UNDEF, TensorType(DTYPES["u8"], (3 * 8 + 3,))), 8)
+    assert any(t == first for t in subterms(rhs))
+    wrong = cat(0, sl(first, (0, 3)), store_rows(M, b, Term(UNDEF, TensorType(DTYPES["u8"], (3 * 8 + 5,))), 8))
+    with pytest.raises(AssertionError):
+        check_equivalent(lhs, wrong, exact=True, seeds=(0, 1, 2))
+
+
+def test_strided_window_is_the_load_semantics_form():
+    """slice-reshape-strided writes a tile as pad / reshape / slice of a window of the flat
+    bytes: the form of the strided loads (Gemmini mvin, AMX tileloadd)."""
+    (rhs,) = fire(RULES["slice-reshape-strided"], sl(rs(P(0, "u8", 1024), 32, 32), (16, 32), (16, 32)))
+    assert [t.op for t in subterms(rhs)] == ["slice", "reshape", "pad", "slice", "parameter", "constant"]
+    window = next(t for t in subterms(rhs) if t.op == "slice" and t.args[0].op == "parameter")
+    assert window.attrs["slice"] == (SliceDim(16 * 32 + 16, 16 * 32 + 16 + 15 * 32 + 16, 1),)
+
+
+def test_z3_encodings_catch_wrong_layout_rules():
+    # the second strided store over undefined bytes instead of over the first store's result
+    assert proofs.valid(proofs.strided_store_claim(chained=True))
+    assert not proofs.valid(proofs.strided_store_claim(chained=False))
+    # a strided window one element off
+    f, facts = proofs.tensor("f", 1)
+    r, c, r0, c0, n, m = proofs.ints("w", 6)
+    lhs = proofs.slice_(proofs.unflatten2(f, r, c), [(r0, 1, n), (c0, 1, m)])
+    win = proofs.slice_(f, [(r0 * c + c0 + 1, 1, (n - 1) * c + m)])
+    padded = proofs.pad(win, proofs.scalar("z"), [(0, c - m)])
+    rhs = proofs.slice_(proofs.unflatten2(padded, n, c), [(0, 1, n), (0, 1, m)])
+    pre = facts + [r >= 1, c >= 1, f.shape[0] == r * c, n >= 1, m >= 1, r0 >= 0, c0 >= 0, r0 + n <= r, c0 + m <= c]
+    assert not proofs.valid(proofs.same(lhs, rhs, pre))
 
 
 def test_float_contraction_split_is_not_exact():

@@ -115,3 +115,103 @@ ENTRY e {
     g = sel.first()
     assert {n.attrs["index"] for n in g.nodes if n.kind == "input"} == {0, 2}
     assert _check(sel, g, module, 0) == []
+
+
+# Multi-tile kernels (tests/data): tiles are strided windows of the byte-flattened inputs
+# and outputs, loaded and stored with the instructions' row strides.
+
+
+def _first(tname, kernel, timeout=60.0):
+    module = parse_file(ROOT / kernel)
+    sel = InstructionSelector(target(tname), module, Limits(timeout=timeout))
+    g = sel.first()
+    assert _check(sel, g, module, 0) == [], g.describe()
+    return g, collections.Counter(n.op for n in g.nodes if n.is_instruction)
+
+
+def test_amx_tile_is_four_instructions():
+    """The operand tiles are views of the kernel's tensors in AMX's layout (s8[1, 16, 64]);
+    the accumulator starts from a zeroed tile."""
+    g, ops = _first("amx", "tests/data/amx_16x64x16.hlo")
+    assert ops == {"tileloadd": 2, "tilezero": 1, "tdpbusd": 1, "tilestored": 1}
+
+
+def test_amx_k1_with_tiled_output_is_act_table_4():
+    """Act case study 3 / Table 4: K1 with C in T(16,16) is 4 tilezero, 4 tileloadd (A's row
+    blocks with stride 64, B's VNNI column blocks with stride 128), 4 tdpbusd and 4 tilestored
+    of contiguous 1 KiB tiles; each tdpbusd accumulates into its own zeroed tile."""
+    g, ops = _first("amx", "tests/data/amx_k1_tiled_output.hlo")
+    assert ops == {"tilezero": 4, "tileloadd": 4, "tdpbusd": 4, "tilestored": 4}
+    strides = sorted(n.attrs["stride"] for n in g.nodes if n.op == "tileloadd")
+    assert strides == [64, 64, 128, 128]
+    assert all(n.attrs["stride"] == 64 for n in g.nodes if n.op == "tilestored")
+
+
+def test_gemmini_strided_tile_loads():
+    """A's two column blocks of s8[16, 32] are mvin with a row stride of 32 bytes."""
+    g, ops = _first("gemmini", "tests/data/gemm_s8_16x32x16.hlo")
+    assert {n.attrs["stride"] for n in g.nodes if n.op == "mvin"} == {16, 32}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tname,kernel", [("gemmini", "tests/data/gemm_s8_32x32x32.hlo"),
+                                          ("amx", "examples/amx/matmul_k1.hlo")], ids=lambda x: pathlib.Path(x).stem)
+def test_row_major_output_tiles_are_strided_read_modify_write_stores(tname, kernel):
+    """A row-major output tiled along its columns: each tile is a strided store whose ``old``
+    is what the store of the tile to its left left behind (Gemmini mvout_acc32, AMX
+    tilestored with a row stride of 128 bytes)."""
+    g, ops = _first(tname, kernel, timeout=120.0)
+    stores = [i for i, n in enumerate(g.nodes) if n.op in ("mvout_acc32", "tilestored")]
+    assert len(stores) == 4 and all(g.nodes[i].attrs["stride"] == 128 for i in stores)
+    first = [i for i in stores if g.nodes[g.nodes[i].args[1]].kind == "undef"]
+    assert len(first) == 2
+    for i in set(stores) - set(first):  # its old holds the bytes its left neighbour wrote
+        old = g.nodes[i].args[1]
+        assert ({old} | _ancestors(g, old)) & set(first)
+
+
+def _ancestors(g, i):
+    """The nodes pii graph node ``i`` reads, directly or not."""
+    out, stack = set(), list(g.nodes[i].args)
+    while stack:
+        a = stack.pop()
+        if a not in out:
+            out.add(a)
+            stack.extend(g.nodes[a].args)
+    return out
+
+
+def test_accumulators_start_from_zero_only_where_needed():
+    """AMX's matmuls always accumulate, so tdpbusd also computes a plain product from a zeroed
+    tile; Gemmini's compute_ws computes it without, so compute_ws_acc and compute_os do not."""
+    from runtime_skeleton.isel.isa_rules import _zero_skips, isa_rules
+
+    def zero_params(tname):
+        _, patterns = isa_rules(target(tname))
+        return {p.ins.name: sorted({q for i in range(len(p.nodes)) for _, q, _ in _zero_skips(p, i)})
+                for p in patterns if any(_zero_skips(p, i) for i in range(len(p.nodes)))}
+
+    assert zero_params("amx") == {"tdpbusd": [2], "tdpbssd": [2]}
+    assert zero_params("gemmini") == {}
+
+
+def test_view_terms_reinterpret_bytes():
+    """view_term(x, A, B) is the tensor of type B with x's row-major bytes."""
+    import numpy as np
+
+    from runtime_skeleton.ir.dtypes import DTYPES
+    from runtime_skeleton.ir.types import TensorType
+    from runtime_skeleton.isel.convert import to_module
+    from runtime_skeleton.isel.isa_rules import view_term
+    from runtime_skeleton.isel.terms import Term
+
+    rng = np.random.default_rng(0)
+    for src, dst in [(("s32", (16, 16)), ("s8", (1, 16, 64))), (("u8", (16, 64)), ("s8", (1, 16, 64))),
+                     (("u8", (3, 8)), ("f32", (2, 3))), (("s32", (5,)), ("u8", (20,)))]:
+        st, dt = TensorType(DTYPES[src[0]], src[1]), TensorType(DTYPES[dst[0]], dst[1])
+        x = Term("parameter", st, (), {"parameter_number": 0})
+        value = rng.integers(0, 256, size=st.dtype.nbytes * int(np.prod(src[1])), dtype=np.uint8)
+        arg = value.view(st.dtype.np).reshape(src[1])
+        (got,) = evaluate(to_module([view_term(x, st, dt)], params=[st]), [arg])
+        assert got.dtype == dt.dtype.np and got.shape == dst[1]
+        assert np.ascontiguousarray(got).view(np.uint8).tobytes() == value.tobytes()

@@ -16,7 +16,9 @@ Groups: slice/concat/pad/reverse algebra; reshape/transpose/bitcast/convert
 fusion and movement through elementwise ops; tiling splits (Act §5.2.3,
 Fig. 36); identity matmuls (x = x·I, reductions and broadcasts as matmuls with
 ones, negation and reversal as matmuls); max/min/clamp; elementwise algebra;
-dot algebra; copy introduction.
+dot algebra; copy introduction; and, in ``layout_axioms``, strided tile windows
+and strided read-modify-write stores of byte-flattened tensors with the moves of
+slices, concatenations and transposes through reshape and bitcast-convert.
 
 Split points. A tiling split cuts a dimension of size n > 1 at
 ``split_point(n)``, the largest power of two strictly below n, into [0, p) and
@@ -40,6 +42,7 @@ elements.
 """
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -80,11 +83,11 @@ Arg = Term | Class
 
 
 def axiom(name: str, roots: Iterable[str], produces: Iterable[str], *, exact: bool = True,
-          expansive: bool = False):
+          expansive: bool = False, watch_operands: int = 0):
     """``rules.rule`` that also registers the rule in AXIOMS."""
 
     def wrap(fn: Applier) -> Rule:
-        r = rule(name, roots, produces, exact=exact, expansive=expansive)(fn)
+        r = rule(name, roots, produces, exact=exact, expansive=expansive, watch_operands=watch_operands)(fn)
         AXIOMS.append(r)
         return r
 
@@ -205,8 +208,13 @@ class Make:
         return xs[0] if len(xs) == 1 else self.op("concatenate", xs, {"dimensions": (d,)})
 
     def transpose(self, x: Arg, perm: Sequence[int]) -> Arg:
+        """transpose(x, perm); the reshape it is when perm moves only size-1 dimensions."""
         if tuple(perm) == tuple(range(len(perm))):
             return x
+        shape = self.type(x).shape
+        big = [d for d in perm if shape[d] != 1]
+        if big == sorted(big):
+            return self.reshape(x, tuple(shape[d] for d in perm))
         return self.op("transpose", [x], {"dimensions": tuple(perm)})
 
     def reshape(self, x: Arg, shape: Sequence[int]) -> Arg:
@@ -1335,3 +1343,7 @@ def copy_intro(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
 def copy_elim(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """copy(x) = x."""
     yield Class(node.children[0])
+
+
+# the layout axioms (strided windows and stores) live in their own module and register here
+importlib.import_module(".layout_axioms", __package__)

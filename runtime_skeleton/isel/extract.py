@@ -24,7 +24,7 @@ from .terms import PII_PREFIX, ENode, Term, View
 
 CONST_LEAVES = ("constant", "iota")
 
-Req = tuple[ClassId, str]  # (e-class, buffer it is wanted in)
+Req = tuple  # (e-class, buffer it is wanted in[, (e-class, buffer) of the instruction that overwrites it])
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class Extractor:
     def options(self, req: Req) -> list[Choice]:
         if req in self._options:
             return self._options[req]
-        c, buf = req
+        c, buf = req[0], req[1]
         out: list[Choice] = []
         nodes = self.view.nodes(c)
         if buf == self.hbm:
@@ -147,11 +147,20 @@ class Extractor:
             out.append(Choice("undef"))
         for n in nodes:
             if n.op.startswith(PII_PREFIX) and n.attrs["buffer"] == buf:
-                out.append(Choice("pii", n, tuple(zip(n.children, input_buffers(self.target, n)))))
+                out.append(Choice("pii", n, self._operand_reqs(req, n)))
             elif n.op in ("slice^H", "concat^H") and identity_ok(self.target.buffers[buf], n, self.view):
                 out.append(Choice("pii", n, tuple((k, buf) for k in n.children)))
         self._options[req] = out
         return out
+
+    def _operand_reqs(self, req: Req, n: ENode) -> tuple[Req, ...]:
+        """What a pii's operands are wanted as. An operand the instruction overwrites in
+        place (read-modify-write: its output aliases that input) is wanted for this use
+        alone, not shared with other users, which still need its value (four matmuls
+        accumulating into zeroed tiles each get their own zeroed tile)."""
+        reqs = tuple(zip(n.children, input_buffers(self.target, n)))
+        a = self.target.instructions[n.instr].alias
+        return reqs if a is None else reqs[:a] + (reqs[a] + (req[:2],),) + reqs[a + 1:]
 
     def enumerate(self, roots: list[ClassId], max_nodes: int, limit: int,
                   max_steps: int = 20_000) -> list[PiiGraph]:
@@ -256,7 +265,7 @@ class Extractor:
                     return None
                 args.append(a)
             on_path.discard(req)
-            c, buf = req
+            c, buf = req[0], req[1]
             t = self.view.type(c)
             if ch.kind == "input":
                 pn = PiiNode("input", "input", buf, t, dict(ch.node.attrs), (), c)
@@ -303,7 +312,7 @@ def explain(extractor: Extractor, roots: list[ClassId]) -> str:
             break
         path.append(best.node.instr if best.node is not None else best.kind)
         req = missing[0]
-    c, buf = req
+    c, buf = req[0], req[1]
     nodes = extractor.view.nodes(c)
     ops = sorted({n.op for n in nodes if not n.is_pii and n.op != "copy"}) or sorted({n.op for n in nodes})
     where = "in HBM" if buf == extractor.hbm else f"in buffer {buf}"

@@ -7,16 +7,38 @@ expression in α and a concrete number. z3 solves the equations together with
 the attribute ranges and ∃β e(α, β) with every slice inside its buffer (the
 generated precondition, Fig. 35). A solution gives the pii θ_{α,?}, whose
 children are the classes bound to the semantics' parameters, in input order.
+
+Views. reshape and bitcast-convert only reinterpret a tensor's row-major bytes, so
+a chain of them from type A to type B is one function whatever the intermediate
+types (``view(x, B)``). The semantics write such chains one way (tdpbusd:
+bitcast(reshape(tile))), the kernel and the axioms another (reshape(bitcast(..))
+after reshape-reshape has merged two reshapes). A view node of a pattern is
+therefore matched modulo views: the pattern's chain of views (and of ops that
+are the identity at this α) down to its next other op is matched at every class
+the e-class reaches through reshape / bitcast-convert nodes, its view closure. A
+parameter at the end of such a chain, read from an on-chip buffer, that no class
+of the closure can bind is bound to a view of a matrix of the closure, row for
+row: the operand in the instruction's own layout (an AMX tile s8[1, 16, 64]
+holding a row-major s32[16, 16] result), for which the instruction producing it
+is then selected in turn.
+
+Accumulators. An instruction that adds its result to an operand it reads from a
+buffer (AMX tdpbusd's C) also computes the plain result, from zeros: its pattern
+add(view(c), y) matches wherever y does, with c bound to zeros (integers only),
+unless another instruction of the target computes y by itself.
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from weakref import WeakKeyDictionary
 
+import numpy as np
 import z3
 
 from ..hlo import parse_module
+from ..ir.attrs import Literal
 from ..ir.graph import Instruction, Module
 from ..ir.types import TensorType
 from ..symbolic import Z3Algebra
@@ -28,6 +50,9 @@ from .terms import PII_PREFIX, Class, ENode, Term, View
 
 UNDEF = "undef"
 MAX_MATCHES = 32  # bindings tried per (instruction, class); enough for DAG-shaped patterns
+VIEW_OPS = frozenset({"reshape", "bitcast-convert"})
+MAX_CLOSURE = 24  # classes in a view closure (the e-class first, then breadth first)
+WATCH_DEPTH = 2  # a pattern reads its operands' nodes and theirs: match again when those classes grow
 _Z3 = Z3Algebra()
 
 
@@ -50,6 +75,12 @@ class Pattern:
     nodes: list[PNode]
     root: int
     ops: frozenset[str] = field(default_factory=frozenset)
+    onchip: frozenset[int] = frozenset()  # parameters read from an on-chip buffer (may be bound to a view)
+    users: tuple[int, ...] = ()  # per node, how many pattern nodes use it
+    ends: dict[int, list] = field(default_factory=dict)  # view chains below each view node, cached
+    skips: dict[int, list] = field(default_factory=dict)  # identity skips of each node (by id), cached
+    zskips: dict[int, list] = field(default_factory=dict)  # zero-accumulator skips of each node, cached
+    plain: frozenset = frozenset()  # structures of all the target's instructions (see _zero_skips)
 
 
 def compile_pattern(target: TargetDef, ins: type[InstructionDef]) -> Pattern:
@@ -69,7 +100,12 @@ def compile_pattern(target: TargetDef, ins: type[InstructionDef]) -> Pattern:
                            tuple(index[o] for o in inst.operands), param))
         index[inst.name] = len(nodes) - 1
     ops = frozenset(n.op for n in nodes if n.param is None)
-    return Pattern(ins, alpha, nodes, index[comp.root], ops)
+    onchip = frozenset(i for i, sl in enumerate(ins.inputs) if sl.buffer != target.hbm.name)
+    users = [0] * len(nodes)
+    for n in nodes:
+        for k in n.children:
+            users[k] += 1
+    return Pattern(ins, alpha, nodes, index[comp.root], ops, onchip, tuple(users))
 
 
 def _pattern_attrs(module: Module, inst: Instruction) -> tuple[tuple[str, Any], ...]:
@@ -81,10 +117,12 @@ def _pattern_attrs(module: Module, inst: Instruction) -> tuple[tuple[str, Any], 
 
 
 class _Match:
-    """Bindings of one match: parameter -> class, and equations over α."""
+    """Bindings of one match: parameter -> class (or -> a view of a class), and equations over α."""
 
     def __init__(self) -> None:
         self.params: dict[int, ClassId] = {}
+        self.views: dict[int, ClassId] = {}  # parameter -> the class it is a view of
+        self.zeros: set[int] = set()  # parameters bound to zeros (an accumulator starting from zero)
         self.nodes: dict[int, ClassId] = {}
         self.eqs: list[Any] = []  # z3 facts over α
 
@@ -99,6 +137,23 @@ def _symbolic(x: Any) -> bool:
     return False
 
 
+@dataclass(frozen=True, eq=False)
+class _Fact:
+    """A fact over α: ``expr == value``, or ``expr`` itself when value is None. The
+    expressions are the pattern's own objects (they live as long as it), so their
+    identities name them: ``key`` identifies a set of facts without printing z3 terms."""
+
+    expr: Any
+    value: int | None = None
+
+    @property
+    def key(self) -> tuple[int, int | None]:
+        return id(self.expr), self.value  # the pattern holds the expression: its Python id is stable
+
+    def z3(self) -> Any:
+        return self.expr if self.value is None else self.expr == self.value
+
+
 def _unify(sym: Any, val: Any, eqs: list) -> bool:
     """Equal as data, or record equations where ``sym`` is symbolic."""
     if not _symbolic(sym):
@@ -106,7 +161,7 @@ def _unify(sym: Any, val: Any, eqs: list) -> bool:
     if isinstance(sym, z3.ExprRef):
         if not isinstance(val, int):
             return False
-        eqs.append(sym == val)
+        eqs.append(_Fact(sym, val))
         return True
     if isinstance(sym, tuple | list) and isinstance(val, tuple | list):
         return len(sym) == len(val) and all(_unify(a, b, eqs) for a, b in zip(sym, val))
@@ -114,21 +169,21 @@ def _unify(sym: Any, val: Any, eqs: list) -> bool:
                                           for f in sym.__dataclass_fields__)
 
 
-def _match(p: Pattern, i: int, c: ClassId, view: View, m: _Match, under_reshape: bool = False) -> Iterator[_Match]:
-    """Bindings under which pattern node ``i`` computes class ``c``. Below a
-    reshape, a pattern reshape may be folded away: reshape(reshape(y)) == reshape(y)."""
+def _match(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterator[_Match]:
+    """Bindings under which pattern node ``i`` computes class ``c``."""
     pn = p.nodes[i]
-    if under_reshape and pn.op == "reshape":
-        yield from _match(p, pn.children[0], c, view, m, True)
     if i in m.nodes:
         if m.nodes[i] == c:
             yield m
+        return
+    if pn.op in VIEW_OPS and pn.param is None:
+        yield from _match_view(p, i, c, view, m)
         return
     for skip in _identity_skips(p, pn):
         nm = _copy(m)
         nm.eqs += skip.facts
         nm.nodes[i] = c  # an identity: its value is its operand's
-        yield from _match(p, skip.child, c, view, nm, under_reshape)
+        yield from _match(p, skip.child, c, view, nm)
     t = view.type(c)
     if t.dtype.name != pn.dtype or len(t.shape) != len(pn.shape):
         return
@@ -148,7 +203,188 @@ def _match(p: Pattern, i: int, c: ClassId, view: View, m: _Match, under_reshape:
             continue
         nm = _copy(m)
         nm.eqs, nm.nodes[i] = eqs, c
-        yield from _match_children(p, pn.children, n.children, view, nm, pn.op == "reshape")
+        yield from _match_children(p, pn.children, n.children, view, nm)
+    for other, q, chain in _zero_skips(p, i):  # after the real matches (MAX_MATCHES keeps the first)
+        if q in m.params or q in m.views:
+            continue
+        nm = _copy(m)
+        nm.nodes[i] = c  # add(0, y) = y: the accumulator starts from zero
+        for k in chain:
+            nm.nodes[k] = -1 - k
+        nm.zeros.add(q)
+        yield from _match(p, other, c, view, nm)
+
+
+def _match_view(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterator[_Match]:
+    """Pattern node ``i`` (a view) at class ``c``, modulo views: the end of each view chain
+    below ``i`` at each class of c's view closure (see the module doc)."""
+    pn = p.nodes[i]
+    t = view.type(c)
+    if t.dtype.name != pn.dtype or len(t.shape) != len(pn.shape) or t.dtype.is_pred:
+        return
+    eqs = list(m.eqs)
+    if not _unify(pn.shape, t.shape, eqs):
+        return
+    closure = view_closure(view, c)
+    for j, facts, passed in _view_ends(p, i):
+        end = p.nodes[j]
+        bound = False
+        for k in closure:
+            kt = view.type(k)
+            if kt.dtype.name != end.dtype or len(kt.shape) != len(end.shape):
+                continue
+            nm = _copy(m)
+            nm.eqs = eqs + list(facts)
+            for q in passed:  # the chain's nodes have no class of their own
+                nm.nodes[q] = c if q == i else -1 - q
+            for r in _match(p, j, k, view, nm):
+                bound = True
+                yield r
+        if bound or end.param is None or end.param not in p.onchip or p.users[j] != 1 or end.dtype == "pred":
+            continue
+        src = _view_source(view, closure, end)
+        if src is not None:
+            k, row_eq = src
+            nm = _copy(m)
+            nm.eqs = eqs + list(facts) + ([] if row_eq is True else [row_eq])
+            for q in passed + (j,):
+                nm.nodes[q] = c if q == i else -1 - q
+            nm.views[end.param] = k
+            yield nm
+
+
+def _view_ends(p: Pattern, i: int) -> list[tuple[int, tuple, tuple[int, ...]]]:
+    """The ends of the view chains below view node ``i``: (end node, facts over α under
+    which the skipped ops are identities, the chain's nodes). Views are passed through;
+    an op that can be the identity is either the end or skipped; a node that another
+    pattern node also uses is always an end."""
+    if i in p.ends:
+        return p.ends[i]
+    out: list[tuple[int, tuple, tuple[int, ...]]] = []
+
+    def walk(k: int, facts: tuple, passed: tuple[int, ...]) -> None:
+        pn = p.nodes[k]
+        if p.users[k] > 1:
+            out.append((k, facts, passed))
+        elif pn.op in VIEW_OPS and pn.param is None:
+            walk(pn.children[0], facts, passed + (k,))
+        else:
+            out.append((k, facts, passed))
+            for skip in _identity_skips(p, pn):
+                walk(skip.child, facts + skip.facts, passed + (k,))
+
+    walk(p.nodes[i].children[0], (), (i,))
+    p.ends[i] = out
+    return out
+
+
+def _rows(shape: tuple) -> Any:
+    """The first dimension that is not the constant 1 (an int or an expression in α)."""
+    return next((n for n in shape if not (isinstance(n, int) and n == 1)), None)
+
+
+_DATA_OPS = VIEW_OPS | {"slice", "concatenate", "copy"}
+
+
+def _view_source(view: View, closure: list[ClassId], end: PNode) -> tuple[ClassId, Any] | None:
+    """The class a parameter is bound to a view of: a class of the closure that is a matrix
+    (two dimensions or more besides size-1 ones), its rows the parameter's rows (the
+    equation over α that says so). The first that some operation computes (not only a
+    view, slice, concatenation or copy of something), where the instruction producing the
+    operand will be found; else the first matrix."""
+    rows = _rows(end.shape)
+    if rows is None:
+        return None
+    matrices = [k for k in closure if sum(n != 1 for n in view.type(k).shape) >= 2]
+    computed = [k for k in matrices if any(n.op not in _DATA_OPS and not n.is_pii for n in view.nodes(k))]
+    for k in (computed or matrices)[:1]:
+        shape = tuple(n for n in view.type(k).shape if n != 1)
+        if len(shape) >= 2:
+            if isinstance(rows, int):
+                return (k, True) if rows == shape[0] else None
+            return k, _Fact(rows, shape[0])
+    return None
+
+
+_CLOSURES: WeakKeyDictionary = WeakKeyDictionary()
+
+
+def view_closure(view: View, c: ClassId) -> list[ClassId]:
+    """``c`` and the classes it is a view of through reshape / bitcast-convert nodes
+    (breadth first, at most MAX_CLOSURE), in this snapshot."""
+    cache = _CLOSURES.setdefault(view, {})
+    if c not in cache:
+        out, seen, k = [c], {c}, 0
+        while k < len(out) and len(out) < MAX_CLOSURE:
+            for n in view.nodes(out[k]):
+                x = n.children[0] if n.op in VIEW_OPS else None
+                if x is not None and x not in seen and not view.type(x).dtype.is_pred:
+                    seen.add(x)
+                    out.append(x)
+            k += 1
+        cache[c] = out[:MAX_CLOSURE]
+    return cache[c]
+
+
+def view_term(x: Term | Class, src: TensorType, dst: TensorType) -> Term | Class:
+    """``x`` (of type ``src``) reinterpreted as ``dst``: the tensor of type dst with x's
+    row-major bytes, by reshape and bitcast-convert."""
+
+    def reshape(y: Term | Class, yt: TensorType, shape: tuple[int, ...]) -> tuple[Term | Class, TensorType]:
+        if yt.shape == shape:
+            return y, yt
+        nt = TensorType(yt.dtype, shape)
+        return Term("reshape", nt, (y,)), nt
+
+    if src.dtype == dst.dtype:
+        return reshape(x, src, dst.shape)[0]
+    ws, wd = src.dtype.nbytes, dst.dtype.nbytes
+    if ws == wd:
+        y, yt = reshape(x, src, dst.shape)
+        return Term("bitcast-convert", TensorType(dst.dtype, yt.shape), (y,))
+    if ws > wd:
+        bt = TensorType(dst.dtype, src.shape + (ws // wd,))
+        return reshape(Term("bitcast-convert", bt, (x,)), bt, dst.shape)[0]
+    y, _ = reshape(x, src, dst.shape + (wd // ws,))
+    return Term("bitcast-convert", dst, (y,))
+
+
+def _zero_skips(p: Pattern, i: int) -> list[tuple[int, int, tuple[int, ...]]]:
+    """Integer add(x, y) where x is a parameter seen through views and slices that the
+    instruction overwrites in place (an accumulator): with that parameter all zeros, x is
+    zero and the add is y. Returns (y, the parameter, x's nodes). Exact for integers only (for floats,
+    +0 + -0 is +0). Only where no instruction of the target computes y itself (AMX has no
+    matmul that does not accumulate; Gemmini's compute_ws is compute_ws_acc without it)."""
+    if i not in p.zskips:
+        p.zskips[i] = [z for z in _zero_skips_of(p, i) if structure(p, z[0]) not in p.plain]
+    return p.zskips[i]
+
+
+def structure(p: Pattern, i: int) -> tuple:
+    """The operators and element types of the pattern below node ``i`` (parameters by type)."""
+    pn = p.nodes[i]
+    if pn.param is not None:
+        return ("param", pn.dtype)
+    return (pn.op, pn.dtype) + tuple(structure(p, k) for k in pn.children)
+
+
+def _zero_skips_of(p: Pattern, i: int) -> list[tuple[int, int, tuple[int, ...]]]:
+    pn = p.nodes[i]
+    if pn.op != "add" or pn.dtype not in _INT_DTYPES:
+        return []
+    out = []
+    for x, y in ((pn.children[0], pn.children[1]), (pn.children[1], pn.children[0])):
+        chain: list[int] = []
+        k = x
+        while p.users[k] == 1 and p.nodes[k].param is None and p.nodes[k].op in VIEW_OPS | {"slice"}:
+            chain.append(k)
+            k = p.nodes[k].children[0]
+        if p.users[k] == 1 and p.nodes[k].param is not None and p.nodes[k].param == p.ins.alias:
+            out.append((y, p.nodes[k].param, tuple(chain + [k])))
+    return out
+
+
+_INT_DTYPES = frozenset({"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"})
 
 
 @dataclass(frozen=True)
@@ -162,6 +398,12 @@ def _identity_skips(p: Pattern, pn: PNode) -> list[_Skip]:
     concrete α, where e.g. a zero-width pad or a full slice does nothing): the
     op is skipped, and the conditions join the precondition. Operands dropped
     with it (a pad value, concatenated empty pieces) no longer matter."""
+    if id(pn) not in p.skips:
+        p.skips[id(pn)] = _skips_of(p, pn)
+    return p.skips[id(pn)]
+
+
+def _skips_of(p: Pattern, pn: PNode) -> list[_Skip]:
     if not pn.children:
         return []
     x = p.nodes[pn.children[0]]
@@ -180,7 +422,7 @@ def _identity_skips(p: Pattern, pn: PNode) -> list[_Skip]:
         return []
     if any(f is False for f in facts):
         return []
-    return [_Skip(pn.children[0], tuple(f for f in facts if f is not True))]
+    return [_Skip(pn.children[0], tuple(_Fact(f) for f in facts if f is not True))]
 
 
 def _eq(a: Any, b: Any) -> Any:
@@ -189,12 +431,12 @@ def _eq(a: Any, b: Any) -> Any:
 
 
 def _match_children(p: Pattern, pk: tuple[int, ...], ck: tuple[ClassId, ...], view: View,
-                    m: _Match, under_reshape: bool = False) -> Iterator[_Match]:
+                    m: _Match) -> Iterator[_Match]:
     if not pk:
         yield m
         return
-    for m1 in _match(p, pk[0], ck[0], view, m, under_reshape):
-        yield from _match_children(p, pk[1:], ck[1:], view, m1, under_reshape)
+    for m1 in _match(p, pk[0], ck[0], view, m):
+        yield from _match_children(p, pk[1:], ck[1:], view, m1)
 
 
 def _attrs_match(pn: PNode, n: ENode, eqs: list) -> bool:
@@ -206,7 +448,8 @@ def _attrs_match(pn: PNode, n: ENode, eqs: list) -> bool:
 
 def _copy(m: _Match) -> _Match:
     nm = _Match()
-    nm.params, nm.nodes, nm.eqs = dict(m.params), dict(m.nodes), list(m.eqs)
+    nm.params, nm.views, nm.nodes, nm.eqs = dict(m.params), dict(m.views), dict(m.nodes), list(m.eqs)
+    nm.zeros = set(m.zeros)
     return nm
 
 
@@ -218,7 +461,7 @@ class AlphaSolver:
         self._cache: dict[tuple, dict[str, int] | None] = {}
 
     def solve(self, p: Pattern, eqs: list) -> dict[str, int] | None:
-        key = (p.ins.name, tuple(sorted(set(str(e) for e in eqs))))
+        key = (p.ins.name, frozenset(e.key for e in eqs))
         if key not in self._cache:
             self._cache[key] = self._solve(p, eqs)
         return self._cache[key]
@@ -231,7 +474,7 @@ class AlphaSolver:
             a[d.name] = z3.Int(f"{ins.name}.{d.name}")
         for d in ins.attrs():
             s.add(a[d.name] >= d.lo, a[d.name] <= d.hi)
-        s.add(*eqs)
+        s.add(*(e.z3() for e in eqs))
         s.add(ins.e(a, _Z3))
         for sl, (starts, lengths) in zip((ins.output,) + ins.inputs, ins.h(a, _Z3)):
             dims = self.target.buffers[sl.buffer].access_shape
@@ -247,10 +490,13 @@ def isa_rules(target: TargetDef) -> tuple[list[Rule], list[Pattern]]:
     """One rule per instruction: g_θ -> θ."""
     solver = AlphaSolver(target)
     patterns = [compile_pattern(target, ins) for ins in target.instructions.values()]
+    plain = frozenset(structure(p, p.root) for p in patterns)
+    for p in patterns:
+        p.plain = plain
     rules = []
     for p in patterns:
         rules.append(Rule(f"isa:{p.ins.name}", root_ops(p), frozenset({PII_PREFIX + p.ins.name}),
-                          _applier(p, solver), doc=f"g_{p.ins.name} -> {p.ins.name}"))
+                          _applier(p, solver), doc=f"g_{p.ins.name} -> {p.ins.name}", watch_operands=WATCH_DEPTH))
     return rules, patterns
 
 
@@ -268,14 +514,21 @@ def root_ops(p: Pattern) -> frozenset[str]:
         if pn.param is not None:
             return frozenset({ANY})
         ops.add(pn.op)
+        if pn.op in VIEW_OPS:  # matched modulo views: any view node leads into the closure
+            ops |= VIEW_OPS
         stack.extend(skip.child for skip in _identity_skips(p, pn))
     return frozenset(ops)
 
 
 def _applier(p: Pattern, solver: AlphaSolver):  # noqa: ANN202
     ins = p.ins
+    root = p.nodes[p.root]  # identity skips keep the type: the class must have the root's type
+    fixed = tuple((d, n) for d, n in enumerate(root.shape) if isinstance(n, int))
 
     def apply(view: View, c: ClassId, node: ENode) -> Iterator[Term]:
+        t = view.type(c)
+        if t.dtype.name != root.dtype or t.rank != len(root.shape) or any(t.shape[d] != n for d, n in fixed):
+            return
         seen = set()
         for k, m in enumerate(_match(p, p.root, c, view, _Match())):
             if k >= MAX_MATCHES:
@@ -283,24 +536,37 @@ def _applier(p: Pattern, solver: AlphaSolver):  # noqa: ANN202
             alpha = solver.solve(p, m.eqs)
             if alpha is None:
                 continue
-            key = (tuple(sorted(m.params.items())), tuple(sorted(alpha.items())))
+            key = (tuple(sorted(m.params.items())), tuple(sorted(m.views.items())), tuple(sorted(m.zeros)),
+                   tuple(sorted(alpha.items())))
             if key in seen:
                 continue
             seen.add(key)
-            yield Term(PII_PREFIX + ins.name, view.type(c), _operands(solver.target, ins, alpha, m.params),
+            yield Term(PII_PREFIX + ins.name, view.type(c), _operands(solver.target, ins, alpha, m, view),
                        {**alpha, "buffer": ins.output.buffer})
 
     return apply
 
 
-def _operands(target: TargetDef, ins: type[InstructionDef], alpha: dict[str, int],
-              params: dict[int, ClassId]) -> tuple[Term | Class, ...]:
-    """The pii's operands; a parameter left unbound by a skipped identity op has
-    no influence on the result and becomes ``undef`` (whatever the slice holds)."""
-    if len(params) == len(ins.inputs):
-        return tuple(Class(params[i]) for i in range(len(ins.inputs)))
+def _operands(target: TargetDef, ins: type[InstructionDef], alpha: dict[str, int], m: _Match,
+              view: View) -> tuple[Term | Class, ...]:
+    """The pii's operands: bound classes; views of classes; zeros for an accumulator
+    started from zero; and ``undef`` for a parameter left unbound by a skipped identity
+    op, which has no influence on the result (whatever the slice holds)."""
+    if len(m.params) == len(ins.inputs):
+        return tuple(Class(m.params[i]) for i in range(len(ins.inputs)))
     types = target.semantics(ins, alpha).parameter_types
-    return tuple(Class(params[i]) if i in params else Term(UNDEF, types[i]) for i in range(len(ins.inputs)))
+    out: list[Term | Class] = []
+    for i, t in enumerate(types):
+        if i in m.params:
+            out.append(Class(m.params[i]))
+        elif i in m.views:
+            out.append(view_term(Class(m.views[i]), view.type(m.views[i]), t))
+        elif i in m.zeros:
+            zero = Term("constant", TensorType(t.dtype, ()), (), {"literal": Literal(t.dtype, np.zeros((), t.dtype.np))})
+            out.append(Term("broadcast", t.with_layout(None), (zero,), {"dimensions": ()}))
+        else:
+            out.append(Term(UNDEF, t))
+    return tuple(out)
 
 
 def input_buffers(target: TargetDef, node: ENode) -> tuple[str, ...]:

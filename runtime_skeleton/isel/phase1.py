@@ -23,7 +23,7 @@ from .identity import IDENTITY_RULES
 from .isa_rules import Pattern, isa_rules
 from .rules import Rule, SaturationStats, run_rules
 from .tensor_egraph import TensorEGraph
-from .terms import Class, ENode, Term
+from .terms import IDENTITY_OPS, PII_PREFIX, Class, ENode, Term
 
 
 class NoPiiGraph(ActgenError):
@@ -38,6 +38,9 @@ class Limits:
     graphs_per_round: int = 32  # pii graphs extracted per k
     max_pii_nodes: int = 4096  # cap on Γ(k)
     expand_from: int = 6  # round k from which the expansive rules run even before the cheap ones saturate
+    isa_closure: int = 4  # after each round with the expansive rules, iterations of only the IR-to-ISA and
+    # identity rules: an instruction whose operand is a view in its own layout (a tile) gets the instructions
+    # producing that operand in the same round, not one round later each
 
 
 @dataclass
@@ -128,19 +131,30 @@ class InstructionSelector:
         seen: set[tuple] = set()
         saturated = False
         cheap = [r for r in self.rules if not is_expansive(r)]
-        expanded = False
+        selection = [r for r in self.rules if r.name.startswith(PII_PREFIX) or r.name in IDENTITY_OPS]
+        expanded = frozen = selected = False
         for k in range(1, lim.iterations + 1):
             if stop is not None and stop(k):
                 break
             # Cheap rules first; the expansive ones (tiling splits, identity matmuls)
-            # join once the cheap ones saturate or at round expand_from.
-            if not expanded and (saturated or k >= lim.expand_from):
-                expanded, saturated = True, False
-            if not saturated:
+            # join once the cheap ones saturate (in that same round) or at round expand_from.
+            for _ in range(0 if frozen else 2):
+                if not expanded and (saturated or k >= lim.expand_from):
+                    expanded, saturated = True, False
+                if saturated:
+                    break
                 self.stats.saturation.saturated = False
                 run_rules(self.eg, self.rules if expanded else cheap, iterations=1, max_nodes=lim.max_nodes,
                           deadline=deadline, stats=self.stats.saturation)
                 saturated = self.stats.saturation.saturated
+                if expanded or not saturated:
+                    break
+            if expanded and not saturated and not selected and lim.isa_closure:
+                # only pii and identity nodes: past the node limit too (frozen), until they saturate
+                run_rules(self.eg, selection, iterations=lim.isa_closure, max_nodes=2**62,
+                          deadline=deadline, stats=self.stats.saturation)
+                selected = frozen and self.stats.saturation.saturated
+                self.stats.saturation.saturated = saturated
             t0 = time.perf_counter()
             ex = Extractor(self.target, self.eg.view)
             graphs = ex.enumerate(self.roots, min(2**k, lim.max_pii_nodes), lim.graphs_per_round)
@@ -150,9 +164,12 @@ class InstructionSelector:
                 if g.key() not in seen:
                     seen.add(g.key())
                     yield g
-            if time.perf_counter() > deadline or self.stats.saturation.nodes > lim.max_nodes:
+            if time.perf_counter() > deadline:
                 break
-            if saturated and expanded and 2**k >= lim.max_pii_nodes:
+            # Past the node limit the e-graph stops growing, but Γ(k) still grows: larger
+            # pii graphs of this e-graph are still enumerated, until the deadline.
+            frozen = frozen or self.stats.saturation.nodes > lim.max_nodes
+            if (saturated or frozen) and expanded and 2**k >= lim.max_pii_nodes:
                 break
 
     def first(self) -> PiiGraph:

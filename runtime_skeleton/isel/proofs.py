@@ -32,8 +32,13 @@ and-comm, or-comm, xor-comm, maximum-idem, minimum-idem, maximum-absorb, minimum
 minimum-as-clamp, clamp-as-minmax, clamp-clamp, subtract-as-add-negate, negate-negate,
 add-zero, multiply-one, multiply-negone, multiply-pow2-shift,
 divide-pow2-shift, convert-convert (all integer type chains), copy-intro and
-copy-elim. Not proved here (checked numerically only): dots, reductions, the
-identity matmuls, reshape/bitcast chains and transpose-as-reshape.
+copy-elim; and the layout axioms slice-bitcast-convert, slice-reshape-strided
+(strided, whole-row and one-row windows), slice-reshape (a split and a merge group),
+bitcast-convert-concat, reshape-concat (row blocks to 1-D, column blocks to [R, 2, K]),
+transpose-concat, transpose-squeeze, bitcast-convert-splat (bytes) and
+concat-strided-store (two column blocks), with bitcast-convert modelled per byte.
+Not proved here (checked numerically only): dots, reductions, the identity
+matmuls, reshape/bitcast chains and transpose-as-reshape.
 """
 from __future__ import annotations
 
@@ -48,6 +53,7 @@ from .axioms import (
     COMMUTATIVE, ELEMENTWISE, compose_broadcast_dims, compose_perm, compose_reverse, compose_slice_dim,
     convert_chain_exact, transpose_of_broadcast, unpermute_slice,
 )
+from .layout_axioms import squeeze_perm
 
 Elem = z3.DeclareSort("Elem")
 Spec = tuple  # (start, stride, count) per dimension, z3 Ints or ints
@@ -728,3 +734,219 @@ def _convert_convert() -> list[z3.BoolRef]:
     """Every integer chain the rule accepts (convert_chain_exact) is an identity."""
     return [convert_chain_claim(a, b, c) for a, b, c in itertools.product(INT_TYPES, repeat=3)
             if convert_chain_exact(a, b, c)]
+
+
+# ---------------------------------------------------------------- layouts: views, strided windows and stores
+#
+# bitcast-convert is modelled per element: to a narrower type, byte k of element x is
+# byte(x, k) (an uninterpreted function); to a wider type of w bytes, element i is
+# join(x[i, 0], .., x[i, w - 1]) (w = 2 and 4). A reshape between row-major shapes
+# keeps the flat index: from 1-D to [R, C] the element (r, c) is x[r * C + c], from
+# [R, C] to 1-D element t is x[t / C, t % C] (``flatten2``).
+
+_byte = z3.Function("byte", Elem, z3.IntSort(), Elem)
+
+
+def narrow(x: Sym, w) -> Sym:
+    """bitcast-convert to a type ``w`` times narrower: a trailing byte dimension."""
+    return Sym(tuple(x.shape) + (w,), lambda *i: _byte(x.at(*i[:-1]), i[-1]))
+
+
+def widen(x: Sym, w: int) -> Sym:
+    """bitcast-convert to a type ``w`` times wider: the trailing dimension (of size w) joined."""
+    join = z3.Function(f"join{w}", *([Elem] * w), Elem)
+    return Sym(tuple(x.shape[:-1]), lambda *i: join(*(x.at(*i, k) for k in range(w))))
+
+
+def unflatten2(x: Sym, rows, cols) -> Sym:
+    """reshape of a 1-D tensor to [rows, cols] (row-major)."""
+    return Sym((rows, cols), lambda r, c: x.at(r * cols + c))
+
+
+@proves("slice-bitcast-convert")
+def _slice_bitcast_convert() -> list[z3.BoolRef]:
+    claims = []
+    x, facts = tensor("x", 2)  # equal widths: bitcast is elementwise
+    f = _pointwise(1)
+    spec = spec_vars(2)
+    claims.append(same(slice_(elementwise(f, x), spec), elementwise(f, slice_(x, spec)), facts + [slice_ok(x, spec)],
+                       slice_ok(x, spec)))
+    x, facts = tensor("x", 2)  # to a narrower type: the byte dimension is taken whole
+    (w,) = ints("w", 1)
+    spec = spec_vars(2)
+    lhs = slice_(narrow(x, w), spec + [(0, 1, w)])
+    claims.append(same(lhs, narrow(slice_(x, spec), w), facts + [w >= 1, slice_ok(x, spec)], slice_ok(x, spec)))
+    for w in (2, 4):  # to a wider type: the source's trailing dimension is taken whole
+        x, facts = tensor("x", 2, (ints("n", 1)[0], w))
+        spec = spec_vars(1)
+        sub = spec + [(0, 1, w)]
+        claims.append(same(slice_(widen(x, w), spec), widen(slice_(x, sub), w), facts + [slice_ok(widen(x, w), spec)],
+                           slice_ok(x, sub)))
+    return claims
+
+
+@proves("slice-reshape-strided")
+def _slice_reshape_strided() -> list[z3.BoolRef]:
+    """A [n, m] window at (r0, c0) of F viewed as [R, C], as strided_window builds it: the
+    strided form when 1 < n and m < C, one contiguous slice when m = C or n = 1."""
+    claims = []
+    for case in ("strided", "rows", "one row"):
+        f, facts = tensor("f", 1)
+        rows, cols, r0, c0, n, m = ints("w", 6)
+        if case == "rows":
+            c0, m = 0, cols
+        elif case == "one row":
+            n = 1
+        shape_ok = [rows >= 1, cols >= 1, f.shape[0] == rows * cols, n >= 1, m >= 1, r0 >= 0, c0 >= 0,
+                    r0 + n <= rows, c0 + m <= cols]
+        lhs = slice_(unflatten2(f, rows, cols), [(r0, 1, n), (c0, 1, m)])
+        start = r0 * cols + c0
+        if case == "strided":
+            span = (n - 1) * cols + m
+            win = slice_(f, [(start, 1, span)])
+            padded = pad(win, scalar("zero"), [(0, cols - m)])
+            rhs = slice_(unflatten2(padded, n, cols), [(0, 1, n), (0, 1, m)])
+            ok = z3.And(slice_ok(f, [(start, 1, span)]), padded.shape[0] == n * cols)
+        else:
+            win = slice_(f, [(start, 1, n * m)])
+            rhs = unflatten2(win, n, m)
+            ok = slice_ok(f, [(start, 1, n * m)])
+        claims.append(same(lhs, rhs, facts + shape_ok, ok))
+    return claims
+
+
+@proves("slice-reshape")
+def _slice_reshape() -> list[z3.BoolRef]:
+    """The two group shapes: a split [N] -> [A, B] sliced [a:b] x [0:B] is the flat run
+    [a*B, b*B); a merge [A, B] -> [A*B] sliced [a*B, b*B) is rows [a:b] of x."""
+    x, facts = tensor("x", 1)
+    na, nb, a, k = ints("g", 4)
+    pre = facts + [na >= 1, nb >= 1, x.shape[0] == na * nb, a >= 0, k >= 1, a + k <= na]
+    lhs = slice_(unflatten2(x, na, nb), [(a, 1, k), (0, 1, nb)])
+    sub = [(a * nb, 1, k * nb)]
+    split = same(lhs, unflatten2(slice_(x, sub), k, nb), pre, slice_ok(x, sub))
+    y, facts = tensor("y", 2)
+    a, k = ints("m", 2)
+    b = y.shape[1]
+    pre = facts + [a >= 0, k >= 1, a + k <= y.shape[0]]
+    sub2 = [(a, 1, k), (0, 1, b)]
+    merge = same(slice_(flatten2(y), [(a * b, 1, k * b)]), flatten2(slice_(y, sub2)), pre, slice_ok(y, sub2))
+    return [split, merge]
+
+
+@proves("bitcast-convert-concat")
+def _bitcast_convert_concat() -> list[z3.BoolRef]:
+    claims = []
+    for d in (0, 1):
+        (a, b, _), facts = _three(2, d)
+        (w,) = ints("w", 1)
+        claims.append(same(narrow(concat([a, b], d), w), concat([narrow(a, w), narrow(b, w)], d), facts + [w >= 1]))
+        f = _pointwise(1)
+        claims.append(same(elementwise(f, concat([a, b], d)), concat([elementwise(f, a), elementwise(f, b)], d), facts))
+    for w in (2, 4):  # wider: along the first dimension of x[n, 2, w]
+        (a, b, _), facts = _three(3, 0)
+        a, b = (Sym((x.shape[0], 2, w), x.at) for x in (a, b))
+        claims.append(same(widen(concat([a, b], 0), w), concat([widen(a, w), widen(b, w)], 0), facts))
+    return claims
+
+
+@proves("reshape-concat")
+def _reshape_concat() -> list[z3.BoolRef]:
+    """Row blocks [n0, C] and [n1, C] flattened are consecutive runs; and the column halves of
+    [R, 2K] blocked as [R, 2, K] (T(16,16)'s reshape) are the halves along the new dim."""
+    x0, f0 = tensor("x", 2)
+    x1, f1 = tensor("y", 2, (ints("n", 1)[0], x0.shape[1]))
+    rows = same(flatten2(concat([x0, x1], 0)), concat([flatten2(x0), flatten2(x1)], 0), f0 + f1 + [x1.shape[0] >= 1])
+    y0, g0 = tensor("a", 2)
+    y1, g1 = tensor("b", 2, y0.shape)
+    r, k = y0.shape
+    cat = concat([y0, y1], 1)  # [R, 2K] -> [R, 2, K]: (i, h, j) is column h*K + j
+    lhs = Sym((r, 2, k), lambda i, h, j: cat.at(i, h * k + j))
+    pieces = [Sym((r, 1, k), lambda i, h, j, y=y: y.at(i, h * k + j)) for y in (y0, y1)]
+    cols = same(lhs, concat(pieces, 1), g0 + g1)
+    return [rows, cols]
+
+
+@proves("transpose-concat")
+def _transpose_concat() -> list[z3.BoolRef]:
+    claims = []
+    for d in range(3):
+        for perm in itertools.permutations(range(3)):
+            (a, b, _), facts = _three(3, d)
+            rhs = concat([transpose(a, perm), transpose(b, perm)], list(perm).index(d))
+            claims.append(same(transpose(concat([a, b], d), perm), rhs, facts))
+    return claims
+
+
+@proves("transpose-squeeze")
+def _transpose_squeeze() -> list[z3.BoolRef]:
+    """x with a size-1 dimension u: transpose(x, p) = reshape(transpose(squeeze(x), p'), ..),
+    where adding or dropping size-1 dimensions is a reshape that keeps every index."""
+    claims = []
+    for u in range(3):
+        for perm in itertools.permutations(range(3)):
+            dims = ints("d", 2)
+            shape = list(dims)
+            shape.insert(u, 1)
+            x, facts = tensor("x", 3, shape)
+            squeezed = Sym(tuple(dims), lambda i, j, x=x, u=u: x.at(*([i, j][:u] + [0] + [i, j][u:])))
+            _, p2 = squeeze_perm([2, 2, 2][:u] + [1] + [2, 2, 2][u:2], perm)
+            inner = transpose(squeezed, p2)
+            lhs = transpose(x, perm)
+            pos = list(perm).index(u)  # where the size-1 dimension lands
+
+            def at(*i, inner=inner, pos=pos):
+                return inner.at(*(v for k, v in enumerate(i) if k != pos))
+
+            claims.append(same(lhs, Sym(lhs.shape, at), facts))
+    return claims
+
+
+@proves("bitcast-convert-splat")
+def _bitcast_convert_splat() -> list[z3.BoolRef]:
+    """Bytes all equal to b make every element of a narrower or wider type the same."""
+    b = z3.BitVec("b", 8)
+    word = z3.Concat(b, b, b, b)
+    return [z3.Extract(8 * k + 7, 8 * k, word) == b for k in range(4)] + \
+        [z3.Concat(z3.Extract(7, 0, word), z3.Extract(15, 8, word)) == z3.Concat(b, b)]
+
+
+def store(m: Sym, old: Sym, stride) -> Sym:
+    """The strided store semantics (store_rows) per byte: u = row * stride + col of the
+    window keeps old's byte unless col < W, where the row of m is written."""
+    width = m.shape[1]
+
+    def at(u):
+        row, col = u / stride, u % stride
+        return z3.If(col < width, m.at(row, col), old.at(u))
+
+    return Sym(((m.shape[0] - 1) * stride + width,), at)
+
+
+def strided_store_claim(chained: bool = True) -> z3.BoolRef:
+    """Two column blocks a [R, Wa] and b [R, Wb] of a row-major byte matrix, as
+    strided_stores writes them: a over undefined bytes, then b over what a's store left
+    (``chained``; else over undefined bytes, which is wrong). Claimed at every byte (i, j)
+    of the matrix, flat index i * (Wa + Wb) + j. Fixed names: the same formula every time."""
+    rows, wa, wb = z3.Ints("R Wa Wb")
+    stride = wa + wb
+    ints2 = (z3.IntSort(), z3.IntSort())
+    a = Sym((rows, wa), z3.Function("blockA", *ints2, Elem))
+    b = Sym((rows, wb), z3.Function("blockB", *ints2, Elem))
+    span0 = (rows - 1) * stride + wa
+    h0 = store(a, Sym((span0,), z3.Function("undef0", z3.IntSort(), Elem)), stride)
+    if chained:
+        old1 = concat([slice_(h0, [(wa, 1, span0 - wa)]), Sym((wb,), z3.Function("undef1", z3.IntSort(), Elem))], 0)
+    else:
+        old1 = Sym(((rows - 1) * stride + wb,), z3.Function("undef2", z3.IntSort(), Elem))
+    rhs = concat([slice_(h0, [(0, 1, wa)]), store(b, old1, stride)], 0)
+    i, j = z3.Ints("i j")
+    pre = z3.And(rows >= 2, wa >= 1, wb >= 1, 0 <= i, i < rows, 0 <= j, j < stride)
+    return z3.Implies(pre, concat([a, b], 1).at(i, j) == rhs.at(i * stride + j))
+
+
+@proves("concat-strided-store")
+def _concat_strided_store() -> list[z3.BoolRef]:
+    """Two column blocks (strided_stores with two pieces): every byte of the matrix is
+    written, the second block's store keeping the first block's bytes between its rows."""
+    return [strided_store_claim()]

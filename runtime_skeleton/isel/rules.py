@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from weakref import WeakKeyDictionary
 
 from .egraph import ClassId
 from .tensor_egraph import TensorEGraph
@@ -30,15 +31,16 @@ class Rule:
     exact: bool = True  # holds for every shape (and is proved with z3 where stated)
     doc: str = ""
     expansive: bool = False  # grows the e-graph a lot (splits, identity matmuls): enabled in later rounds
+    watch_operands: int = 0  # 1 or 2: fire again when a class that many levels below has gained nodes
 
 
 def rule(name: str, roots: Iterable[str], produces: Iterable[str], *, exact: bool = True,
-         doc: str = "", expansive: bool = False) -> Callable[[Applier], Rule]:
+         doc: str = "", expansive: bool = False, watch_operands: int = 0) -> Callable[[Applier], Rule]:
     """Decorator: ``@rule("dot-comm", {"dot"}, {"dot", "transpose"})``."""
 
     def wrap(fn: Applier) -> Rule:
         return Rule(name, frozenset(roots), frozenset(produces), fn, exact, doc or (fn.__doc__ or "").strip(),
-                    expansive)
+                    expansive, watch_operands)
 
     return wrap
 
@@ -65,6 +67,24 @@ def filter_rules(rules: Iterable[Rule], target_ops: set[str]) -> list[Rule]:
     return [r for r in rules if r in kept]
 
 
+_WEIGHTS: WeakKeyDictionary = WeakKeyDictionary()  # per snapshot: class -> (its nodes, its operands' nodes)
+
+
+def _signature(view: View, n: ENode, depth: int) -> tuple:
+    """How many nodes the classes below ``n`` have (its operands; with ``depth`` 2 also
+    theirs, summed per operand): a rule that reads them fires again when this changes."""
+    if depth == 1:
+        return tuple(len(view.nodes(k)) for k in n.children)
+    weights = _WEIGHTS.setdefault(view, {})
+    out = []
+    for k in n.children:
+        if k not in weights:
+            nodes = view.nodes(k)
+            weights[k] = (len(nodes), sum(len(view.nodes(x)) for m in nodes for x in m.children))
+        out.append(weights[k])
+    return tuple(out)
+
+
 @dataclass
 class SaturationStats:
     iterations: int = 0
@@ -81,7 +101,9 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
     """Apply every rule at every matching node, ``iterations`` times or until
     nothing changes (saturation), the node limit, or the deadline. A rule adds at
     most ``max_matches`` results per iteration (egg's backoff, simplified): the
-    rest wait for the next iteration, so no single rule floods the e-graph."""
+    rest wait for the next iteration, so no single rule floods the e-graph. A rule fires
+    once per (class, node); one that reads the nodes below (``watch_operands`` levels
+    deep) fires again when one of those classes has gained nodes since."""
     stats = stats or SaturationStats()
     t0 = time.perf_counter()
     view = eg.view
@@ -99,9 +121,11 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
                 break
             for j, n in enumerate(nodes):
                 for r in by_root.get(n.op, []) + (by_root.get(ANY, []) if j == 0 else []):
-                    if (r.name, c, n) in eg.fired or budget[r.name] <= 0:
+                    key = (r.name, c, n, _signature(view, n, r.watch_operands)) if r.watch_operands \
+                        else (r.name, c, n)
+                    if key in eg.fired or budget[r.name] <= 0:
                         continue
-                    eg.fired.add((r.name, c, n))
+                    eg.fired.add(key)
                     for t in r.apply(view, c, n):
                         eg.union(c, t)
                         budget[r.name] -= 1

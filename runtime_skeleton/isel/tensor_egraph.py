@@ -17,6 +17,11 @@ class TensorEGraph:
         self._decode: dict[str, tuple[TensorType, Mapping[str, Any]]] = {}
         self.view = View({})
         self.fired: set[tuple] = set()  # (rule, class, node) already applied
+        # Terms rules return are mostly there already: (op, key, operand classes) -> class of
+        # the snapshot, and the nodes added since it, so that only new nodes reach egglog.
+        self._index: dict[tuple, ClassId] = {}
+        self._pending: dict[tuple, str] = {}
+        self._enodes: dict[tuple, ENode] = {}  # the same node object in every snapshot (its hash is cached)
 
     def _key(self, t: TensorType, attrs: Mapping[str, Any]) -> str:
         t = t.with_layout(None)
@@ -29,22 +34,43 @@ class TensorEGraph:
 
     def add(self, term: Term | Class) -> str:
         """Add a term (children first); returns an egglog reference to it."""
+        return self._add(term)[0]
+
+    def _add(self, term: Term | Class) -> tuple[str, ClassId | None]:
+        """(reference, the term's class if the snapshot has it already)."""
         if isinstance(term, Class):
-            return self.g.class_ref(term.id)
-        kids = [self.add(a) for a in term.args]
-        return self.g.node_ref(self.g.add(term.op, self._key(term.type, term.attrs), kids))
+            return self.g.class_ref(term.id), term.id
+        kids = [self._add(a) for a in term.args]
+        key = self._key(term.type, term.attrs)
+        ids = tuple(k for _, k in kids)
+        if None not in ids:
+            c = self._index.get((term.op, key, ids))
+            if c is not None:
+                return self.g.class_ref(c), c
+        refs = tuple(r for r, _ in kids)
+        ref = self._pending.get((term.op, key, refs))
+        if ref is None:
+            ref = self._pending[(term.op, key, refs)] = self.g.node_ref(self.g.add(term.op, key, refs))
+        return ref, None
 
     def union(self, c: ClassId, term: Term | Class) -> None:
-        self.g.union(self.g.class_ref(c), self.add(term))
+        ref, k = self._add(term)
+        if k != c:
+            self.g.union(self.g.class_ref(c), ref)
 
     def flush(self) -> View:
         self.g.flush()
+        self._pending.clear()
+        self._index = {(r.op, r.key, r.children): c for c, raw in self.g.classes().items() for r in raw}
         classes = {}
         for c, raw in self.g.classes().items():
             nodes = []
             for r in raw:
-                t, attrs = self._decode[r.key]
-                nodes.append(ENode(r.op, t, attrs, r.children))
+                n = self._enodes.get((r.op, r.key, r.children))
+                if n is None:
+                    t, attrs = self._decode[r.key]
+                    n = self._enodes[(r.op, r.key, r.children)] = ENode(r.op, t, attrs, r.children)
+                nodes.append(n)
             classes[c] = nodes
         self.view = View(classes)
         return self.view

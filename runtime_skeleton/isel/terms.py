@@ -29,8 +29,12 @@ class ENode:
     attrs: Mapping[str, Any]
     children: tuple[ClassId, ...]
 
-    def __hash__(self) -> int:
-        return hash((self.op, self.type, tuple(self.attrs.items()), self.children))
+    def __hash__(self) -> int:  # cached: nodes are keys of the rules' fired set, hashed again and again
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.op, self.type, tuple(self.attrs.items()), self.children))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     @property
     def is_pii(self) -> bool:
