@@ -688,6 +688,14 @@ def _():
             tr(P(0, "s32", 3, 1, 4, 1, 5), 4, 1, 0, 3, 2)]
 
 
+@cases("transpose-reshape")
+def _():
+    return [tr(rs(tr(P(0, "s8", 1, 16, 16, 4), 0, 2, 1, 3), 16, 64), 1, 0),  # K1's B^T in T(16,4)
+            tr(rs(P(0, "f32", 2, 3, 4), 6, 4), 1, 0),
+            tr(rs(P(0, "s32", 6, 4), 2, 3, 2, 2), 2, 3, 0, 1),
+            tr(rs(P(0, "bf16", 3, 1, 5), 3, 5), 1, 0)]
+
+
 @cases("bitcast-convert-splat")
 def _():
     return [bc(bcast(const(0, "s32"), 4, 4), "s8"),  # a zeroed tile is zeroed bytes
@@ -772,6 +780,8 @@ NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
     ("bitcast-convert-concat", lambda: bc(cat(1, P(0, "u8", 3, 2), P(1, "u8", 3, 2)), "s32")),  # the byte dim
     ("reshape-concat", lambda: rs(cat(1, P(0, "f32", 2, 3), P(1, "f32", 2, 5)), 16)),  # columns are not runs
     ("transpose-squeeze", lambda: tr(P(0, "f32", 3, 5), 1, 0)),
+    ("transpose-reshape", lambda: tr(rs(P(0, "f32", 2, 6), 4, 3), 1, 0)),  # groups cross: not whole
+    ("transpose-reshape", lambda: tr(rs(P(0, "f32", 12), 3, 4), 1, 0)),  # splits one dim: moves a part
     ("bitcast-convert-splat", lambda: bc(bcast(const(1, "s32"), 4), "u8")),  # bytes 1, 0, 0, 0
     ("concat-strided-store", lambda: rs(cat(0, P(0, "u8", 2, 8), P(1, "u8", 3, 8)), 40)),  # rows: contiguous
     ("concat-strided-store", lambda: rs(cat(1, P(0, "u8", 1, 3), P(1, "u8", 1, 2)), 5)),  # one row

@@ -293,6 +293,39 @@ def transpose_squeeze(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     yield mk.reshape(mk.transpose(mk.reshape(Class(x), squeezed), p2), node.type.shape)
 
 
+def transpose_through_reshape(src: Sequence[int], mid: Sequence[int], perm: Sequence[int]) -> tuple[int, ...] | None:
+    """For transpose(reshape(x, mid), perm) with x of shape ``src``: the permutation of x's
+    dimensions that, followed by a reshape, gives the same tensor, when perm moves whole
+    groups of the reshape (each group's dimensions stay together and in order); None if not."""
+    groups = group_dims(src, mid)
+    if groups is None:
+        return None
+    of = {gd[0]: (gs, gd) for gs, gd in groups if gd}
+    out: list[int] = []
+    i = 0
+    while i < len(perm):
+        g = of.get(perm[i])
+        if g is None or tuple(perm[i:i + len(g[1])]) != tuple(g[1]):
+            return None
+        out.extend(g[0])
+        i += len(g[1])
+    return tuple(out) if len(out) == len(src) else None
+
+
+@axiom("transpose-reshape", {"transpose"}, {"transpose", "reshape"}, watch_operands=1)
+def transpose_reshape(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """transpose(reshape(x), p) = reshape(transpose(x, q)) when p permutes whole groups of
+    dimensions the reshape merges or splits, q being p on x's dimensions: the transpose of a
+    tiled layout's logical matrix moves its tiles' dimensions (K1's B^T in T(16,4) is the
+    VNNI layout of B)."""
+    mk = Make(view)
+    for r in view.find(node.children[0], "reshape"):
+        x = r.children[0]
+        q = transpose_through_reshape(view.type(x).shape, r.type.shape, node.attrs["dimensions"])
+        if q is not None:
+            yield mk.reshape(mk.transpose(Class(x), q), node.type.shape)
+
+
 # ---------------------------------------------------------------- constants
 
 

@@ -35,7 +35,7 @@ divide-pow2-shift, convert-convert (all integer type chains), copy-intro and
 copy-elim; and the layout axioms slice-bitcast-convert, slice-reshape-strided
 (strided, whole-row and one-row windows), slice-reshape (a split and a merge group),
 bitcast-convert-concat, reshape-concat (row blocks to 1-D, column blocks to [R, 2, K]),
-transpose-concat, transpose-squeeze, bitcast-convert-splat (bytes) and
+transpose-concat, transpose-squeeze, transpose-reshape, bitcast-convert-splat (bytes) and
 concat-strided-store (two column blocks), with bitcast-convert modelled per byte.
 Not proved here (checked numerically only): dots, reductions, the identity
 matmuls, reshape/bitcast chains and transpose-as-reshape.
@@ -900,6 +900,26 @@ def _transpose_squeeze() -> list[z3.BoolRef]:
 
             claims.append(same(lhs, Sym(lhs.shape, at), facts))
     return claims
+
+
+@proves("transpose-reshape")
+def _transpose_reshape() -> list[z3.BoolRef]:
+    """The two group shapes: a merge x[A, B, C] -> [A, B*C] transposed is x transposed to
+    [B, C, A], merged; a split x[N, C] -> [A, B, C] (N = A*B) transposed by (2, 0, 1) is x
+    transposed, split."""
+    x, facts = tensor("x", 3)
+    a, b, c = x.shape
+    merged = Sym((a, b * c), lambda i, t: x.at(i, t / c, t % c))
+    moved = transpose(x, (1, 2, 0))
+    rhs = Sym((b * c, a), lambda t, i: moved.at(t / c, t % c, i))
+    merge = same(transpose(merged, (1, 0)), rhs, facts)
+    y, facts = tensor("y", 2)
+    na, nb = ints("s", 2)
+    pre = facts + [na >= 1, nb >= 1, y.shape[0] == na * nb]
+    split = Sym((na, nb, y.shape[1]), lambda i, j, k: y.at(i * nb + j, k))
+    yt = transpose(y, (1, 0))
+    rhs = Sym((y.shape[1], na, nb), lambda k, i, j: yt.at(k, i * nb + j))
+    return [merge, same(transpose(split, (2, 0, 1)), rhs, pre)]
 
 
 @proves("bitcast-convert-splat")
