@@ -102,3 +102,26 @@ GEMMINI_EVAL = ["gemmini_mac", "gemmini_gemm", "gemmini_add", "gemmini_abc", "ge
 def test_gemmini_evaluation_kernels_compile_and_verify(name):
     res = compile_hlo(target("gemmini"), ROOT / f"examples/kernels/{name}.hlo")
     assert verify(target("gemmini"), res) == []
+
+
+def _amx_counts(kernel):
+    import collections
+
+    res = compile_hlo(target("amx"), ROOT / kernel)
+    assert verify(target("amx"), res, seeds=(0, 1, 2)) == []
+    return collections.Counter(i.name for i in res.program.instructions)
+
+
+def test_amx_k2_is_act_table_4():
+    """oneDNN K2 (Act Table 4: 9 AMX instructions): A's tile loaded once, B's two VNNI tiles
+    (T(16,4), contiguous 1 KiB each), two zeroed accumulators, two tdpbusd, two stores of
+    the T(16,16) output tiles."""
+    assert _amx_counts("examples/kernels/amx_k2.hlo") == {"tileloadd": 3, "tilezero": 2, "tdpbusd": 2,
+                                                          "tilestored": 2}
+
+
+@pytest.mark.slow
+def test_amx_k1_is_act_table_4():
+    """oneDNN K1 (Act Table 4 and Fig. 16(c): 16 AMX instructions)."""
+    assert _amx_counts("examples/kernels/amx_k1.hlo") == {"tileloadd": 4, "tilezero": 4, "tdpbusd": 4,
+                                                          "tilestored": 4}
