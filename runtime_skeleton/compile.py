@@ -12,6 +12,7 @@ global timeout. Deterministic mode measures that "time" in e-graph nodes
 from __future__ import annotations
 
 import dataclasses
+import math
 import pathlib
 import time
 from collections.abc import Callable, Iterator
@@ -24,7 +25,7 @@ from .hlo import parse_file, parse_module
 from .ir.graph import Module
 from .isel.extract import PiiGraph
 from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph
-from .sim.cost import latency_sum
+from .sim.cost import cycles
 from .sim.program import Program, print_program
 from .target import TargetDef
 
@@ -40,9 +41,9 @@ class CompileOptions:
     timeout: float = 60.0  # seconds for the whole compilation
     deterministic: bool = False  # one CP-SAT worker, fixed seed; patience counted in candidates
     patience: float = 2.0  # n of Fig. 14
-    phase1: Limits = field(default_factory=Limits)
+    phase1: Limits = field(default_factory=lambda: Limits(timeout=math.inf))  # phase 1 may use all of timeout
     solve: SolveOptions = field(default_factory=SolveOptions)
-    cost: CostModel = latency_sum
+    cost: CostModel = cycles
 
 
 @dataclass

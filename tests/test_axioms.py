@@ -688,6 +688,34 @@ def _():
             tr(P(0, "s32", 3, 1, 4, 1, 5), 4, 1, 0, 3, 2)]
 
 
+@cases("dot-outer-product")
+def _():
+    return [dot(P(0, "s32", 5, 1), P(1, "s32", 1, 4), (1,), (0,)),
+            dot(P(0, "s8", 1, 3), P(1, "s8", 1, 2), (0,), (0,), dtype="s32"),
+            dot(P(0, "s32", 2, 1, 3), P(1, "s32", 4, 1), (1,), (1,))]
+
+
+@cases("dot-outer-product-float")
+def _():
+    return [dot(P(0, "f32", 32, 1), P(1, "f32", 1, 14), (1,), (0,)),  # oneDNN K3
+            dot(P(0, "bf16", 1, 3), P(1, "bf16", 2, 1), (0,), (1,)),
+            dot(P(0, "f32", 4), P(1, "f32", 6), (), ())]
+
+
+@cases("broadcast-squeeze")
+def _():
+    return [bcast(P(0, "f32", 1), 1, 16, dims=(0,)),  # a row of a broadcast column
+            bcast(P(0, "s32", 3, 1), 3, 1, 4, dims=(0, 1)),
+            bcast(P(0, "bf16", 1, 5, 1), 2, 1, 5, 1, dims=(1, 2, 3))]
+
+
+@cases("broadcast-as-reshape")
+def _():
+    return [bcast(P(0, "f32", 16), 1, 16, dims=(1,)),
+            bcast(P(0, "s8", 3, 4), 3, 1, 4, dims=(0, 2)),
+            bcast(P(0, "u8", 5), 5, 1, dims=(0,))]
+
+
 @cases("transpose-reshape")
 def _():
     return [tr(rs(tr(P(0, "s8", 1, 16, 16, 4), 0, 2, 1, 3), 16, 64), 1, 0),  # K1's B^T in T(16,4)
@@ -781,6 +809,9 @@ NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
     ("reshape-concat", lambda: rs(cat(1, P(0, "f32", 2, 3), P(1, "f32", 2, 5)), 16)),  # columns are not runs
     ("transpose-squeeze", lambda: tr(P(0, "f32", 3, 5), 1, 0)),
     ("transpose-reshape", lambda: tr(rs(P(0, "f32", 2, 6), 4, 3), 1, 0)),  # groups cross: not whole
+    ("broadcast-as-reshape", lambda: bcast(P(0, "f32", 4), 4, 3, dims=(0,))),  # a real broadcast
+    ("broadcast-squeeze", lambda: bcast(P(0, "f32", 4), 4, 3, dims=(0,))),  # no size-1 dims
+    ("dot-outer-product", lambda: dot(P(0, "s32", 5, 2), P(1, "s32", 2, 4))),  # K = 2: a real sum
     ("transpose-reshape", lambda: tr(rs(P(0, "f32", 12), 3, 4), 1, 0)),  # splits one dim: moves a part
     ("bitcast-convert-splat", lambda: bc(bcast(const(1, "s32"), 4), "u8")),  # bytes 1, 0, 0, 0
     ("concat-strided-store", lambda: rs(cat(0, P(0, "u8", 2, 8), P(1, "u8", 3, 8)), 40)),  # rows: contiguous
@@ -997,7 +1028,8 @@ def test_rules_for_ops_follows_transitive_producers():
     # a target with only shifts: the multiply->shift rule becomes useful, and with it multiply's own rules
     kept = {r.name for r in rules_for_ops({"shift-left"})}
     assert {"multiply-pow2-shift", "shift-left-split", "multiply-comm", "multiply-split"} <= kept
-    assert "dot-rhs-transpose" not in kept and "divide-pow2-shift" not in kept
+    assert "exponential-split" not in kept and "divide-pow2-shift" not in kept
+    assert "dot-outer-product" in kept  # a dot with K = 1 is a multiply, and so a shift
 
 
 # ---------------------------------------------------------------- robustness: every rule at every node

@@ -709,6 +709,29 @@ def broadcast_broadcast(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield mk.broadcast(Class(inner.children[0]), node.type.shape, dims)
 
 
+@axiom("broadcast-squeeze", {"broadcast"}, {"broadcast", "reshape"})
+def broadcast_squeeze(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """broadcast(x, dims) = broadcast(reshape(x, x without its size-1 dims), the other dims):
+    the row of a broadcast column is a scalar broadcast (AVX-512's vbroadcastss)."""
+    x = node.children[0]
+    shape = view.type(x).shape
+    if 1 not in shape:
+        return
+    mk = Make(view)
+    keep = [i for i, n in enumerate(shape) if n != 1]
+    dims = node.attrs["dimensions"]
+    yield mk.broadcast(mk.reshape(Class(x), [shape[i] for i in keep]), node.type.shape, [dims[i] for i in keep])
+
+
+@axiom("broadcast-as-reshape", {"broadcast"}, {"reshape"})
+def broadcast_as_reshape(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """broadcast(x, dims) that only adds size-1 dimensions (dims increasing) = reshape(x)."""
+    t = view.type(node.children[0])
+    dims = tuple(node.attrs["dimensions"])
+    if t.shape != node.type.shape and t.size == node.type.size and dims == tuple(sorted(dims)):
+        yield Make(view).reshape(Class(node.children[0]), node.type.shape)
+
+
 @axiom("transpose-broadcast", {"transpose"}, {"broadcast", "transpose"})
 def transpose_broadcast(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """transpose(broadcast(x, D), p) = broadcast(transpose(x, σ), D') (σ = id when p keeps x's dims in order)."""
@@ -1225,6 +1248,41 @@ def divide_pow2_shift(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
 
 
 # ---------------------------------------------------------------- 7. dot algebra
+
+
+def _outer_product(view: View, node: ENode) -> Iterator[Arg]:
+    mk = Make(view)
+    a, b = kids(node)
+    lb, lc, rb, rc = dot_dims(node)
+    ta, tb = mk.type(a), mk.type(b)
+    if lb or rb or any(ta.shape[d] != 1 for d in lc):
+        return
+    out = node.type
+    la = [ta.shape[d] for d in free_dims(ta.rank, lc)]
+    lr = [tb.shape[d] for d in free_dims(tb.rank, rc)]
+    sides = []
+    for x, shape, dims in ((a, la, range(len(la))), (b, lr, range(len(la), out.rank))):
+        x = mk.reshape(x, shape)  # only size-1 (contracted) dimensions go: the order stays
+        if mk.type(x).dtype != out.dtype:
+            x = mk.convert(x, out.dtype)
+        sides.append(mk.broadcast(x, out.shape, tuple(dims)))
+    yield mk.op("multiply", sides)
+
+
+@axiom("dot-outer-product", {"dot"}, {"multiply", "broadcast", "reshape", "convert"})
+def dot_outer_product(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(a, b) with every contracted dimension of size 1 (no batch) = multiply(broadcast(a),
+    broadcast(b)): an outer product, one product per element (integers: exact, wrapping)."""
+    if node.type.dtype.is_int:
+        yield from _outer_product(view, node)
+
+
+@axiom("dot-outer-product-float", {"dot"}, {"multiply", "broadcast", "reshape", "convert"}, exact=False)
+def dot_outer_product_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(a, b) ≈ multiply(broadcast(a), broadcast(b)) for a float outer product (a sum of
+    one product: equal but for the sign of a zero product)."""
+    if node.type.dtype.is_float:
+        yield from _outer_product(view, node)
 
 
 @axiom("dot-rhs-transpose", {"dot"}, {"dot", "transpose"})

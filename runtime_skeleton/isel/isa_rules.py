@@ -291,7 +291,14 @@ def _view_source(view: View, closure: list[ClassId], end: PNode) -> tuple[ClassI
     (two dimensions or more besides size-1 ones), its rows the parameter's rows (the
     equation over α that says so). The first that some operation computes (not only a
     view, slice, concatenation or copy of something), where the instruction producing the
-    operand will be found; else the first matrix."""
+    operand will be found; else the first matrix. A parameter of concrete shape is first
+    bound to a class with the same elements in the same order (a vector as a register row)."""
+    squeezed = tuple(n for n in end.shape if not (isinstance(n, int) and n == 1))
+    if all(isinstance(n, int) for n in squeezed):  # a concrete shape: any class with its elements
+        same = [k for k in closure if view.type(k).dtype.name == end.dtype
+                and tuple(n for n in view.type(k).shape if n != 1) == squeezed]
+        if same:
+            return same[0], True
     rows = _rows(end.shape)
     if rows is None:
         return None

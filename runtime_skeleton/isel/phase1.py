@@ -178,8 +178,14 @@ class InstructionSelector:
         raise NoPiiGraph(self.explain())
 
     def explain(self) -> str:
-        return (f"no pii graph for {self.target.name}: "
-                + explain(Extractor(self.target, self.eg.view), self.roots))
+        why = explain(Extractor(self.target, self.eg.view), self.roots)
+        st, lim = self.stats.saturation, self.limits
+        if not st.saturated and st.nodes > lim.max_nodes:
+            why += (f" (the e-graph reached its limit of {lim.max_nodes} e-nodes before saturating: the kernel"
+                    f" may need more rewriting than the limits allow; raise Limits.max_nodes and the timeout)")
+        elif not st.saturated:
+            why += f" (phase 1 stopped at its {lim.timeout:g} s limit before the e-graph saturated)"
+        return f"no pii graph for {self.target.name}: " + why
 
 
 def _layout_of(module: Module, i: int, t: TensorType) -> TensorType:

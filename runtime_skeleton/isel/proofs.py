@@ -38,7 +38,8 @@ bitcast-convert-concat, reshape-concat (row blocks to 1-D, column blocks to [R, 
 transpose-concat, transpose-squeeze, transpose-reshape, bitcast-convert-splat (bytes) and
 concat-strided-store (two column blocks), with bitcast-convert modelled per byte.
 Not proved here (checked numerically only): dots, reductions, the identity
-matmuls, reshape/bitcast chains and transpose-as-reshape.
+matmuls, reshape/bitcast chains, transpose-as-reshape, broadcast-squeeze, broadcast-as-reshape
+and the outer products (dot-outer-product*).
 """
 from __future__ import annotations
 
