@@ -1,7 +1,7 @@
 """The command line every generated backend package shares:
 
     python -m generated.<t> info
-    python -m generated.<t> run PROG.s (--inputs IN.npz | --random SEED) -o OUT.npz [--expect KERNEL.hlo]
+    python -m generated.<t> run PROG.s (--inputs IN.npz | --random SEED) -o OUT.npz [--expect KERNEL.hlo] [--trace FILE.json]
     python -m generated.<t> isel KERNEL.hlo [--show N] [--dot FILE] [--egraph-dot FILE] [--check]
     python -m generated.<t> compile KERNEL.hlo -o PROG.s [--json FILE] [--verify] [--deterministic] [--timeout S]
 """
@@ -10,12 +10,18 @@ from __future__ import annotations
 import argparse
 import pathlib
 import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .cli_util import run_cli
 from .errors import ActgenError
 from .target import TargetDef
+
+if TYPE_CHECKING:
+    from .ir.graph import Module
+    from .sim.roofline import Roofline
+    from .sim.timing import Timing
 
 
 def _info(target: TargetDef) -> int:
@@ -32,8 +38,9 @@ def _info(target: TargetDef) -> int:
 
 
 def _run(target: TargetDef, ns: argparse.Namespace) -> int:
+    from .hlo import parse_file
     from .reference.npz_io import load_inputs, random_inputs, save_arrays
-    from .sim import parse_program, run_program
+    from .sim import parse_program, roofline, run_program, time_program
 
     prog_path = pathlib.Path(ns.program)
     prog = parse_program(prog_path.read_text(), str(prog_path))
@@ -45,17 +52,63 @@ def _run(target: TargetDef, ns: argparse.Namespace) -> int:
         arrays.update({f"arg{i}": a for i, a in enumerate(inputs)})
     save_arrays(ns.output, arrays)
     print(f"{ns.program}: ran {len(prog.instructions)} instructions; wrote {len(outputs)} output(s) to {ns.output}")
-    if ns.expect:
-        return _compare_with_reference(ns.expect, inputs, outputs)
+    module = parse_file(ns.expect) if ns.expect else None
+    timing = time_program(target, prog)
+    _print_timing(timing, roofline(target, prog, module))
+    if ns.trace:
+        pathlib.Path(ns.trace).write_text(timing.trace_json())
+        print(f"trace of {len(timing.instrs)} instructions written to {ns.trace} (open in ui.perfetto.dev)")
+    if module is not None:
+        return _compare_with_reference(ns.expect, module, inputs, outputs)
     return 0
 
 
-def _compare_with_reference(kernel: str, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> int:
-    from .hlo import parse_file
+def _print_timing(timing: Timing, roof: Roofline) -> None:
+    """The summary line, then per-engine busy time and the bytes moved between buffers."""
+    pct = roof.percent(timing.cycles)
+    if pct is not None:
+        shown = f"{pct:.1f}%"
+    else:
+        shown = f"n/a ({roof.reason or 'the program takes no time'})"
+    print(f"cycles: {timing.cycles}  roofline: {shown}")
+    if roof.t_peak is not None:
+        flops = ", ".join(f"{k} {d} {n}" for (k, d), n in roof.flops.items()) or "none"
+        print(f"  T_peak {roof.t_peak:g} cycles, set by {roof.bound()}: {roof.bytes_min} bytes to/from HBM "
+              f"({roof.t_memory:g} cycles); flops {flops}")
+        if roof.unplaced:
+            left = ", ".join(f"{k} {d} {n}" for (k, d), n in roof.unplaced.items())
+            print(f"  not in the bound (no peak of the target runs them): {left}")
+    busy = [(e, str(b), f"{100 * timing.utilization(e):.1f}%") for e, b in timing.busy.items()]
+    moved = [(src, dst, str(n)) for (src, dst), n in timing.bytes_moved.items()]
+    _table("engine busy", ("engine", "cycles", "busy"), busy, text_columns=1)
+    _table("bytes moved", ("from", "to", "bytes"), moved, text_columns=2)
+
+
+def _table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]], text_columns: int) -> None:
+    """A rich table when rich is installed, else plain aligned text; the columns after
+    the first ``text_columns`` hold numbers and are right-aligned."""
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        print(f"{title}:")
+        for r in [header, *rows]:
+            print("  " + "  ".join(c.ljust(w) if i < text_columns else c.rjust(w)
+                                   for i, (c, w) in enumerate(zip(r, widths))))
+        return
+    table = Table(title=title, title_justify="left")
+    for i, h in enumerate(header):
+        table.add_column(h, justify="left" if i < text_columns else "right")
+    for r in rows:
+        table.add_row(*r)
+    Console(file=sys.stdout, highlight=False).print(table)
+
+
+def _compare_with_reference(kernel: str, module: Module, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> int:
     from .reference import evaluate
     from .reference.compare import compare_outputs
 
-    module = parse_file(kernel)
     expected = evaluate(module, inputs)
     problems = compare_outputs(outputs, expected)
     if problems:
@@ -134,6 +187,16 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     return 0
 
 
+def _fuzz(target: TargetDef, ns: argparse.Namespace) -> int:
+    from .fuzz.run import fuzz
+
+    try:
+        report = fuzz(target, ns.n, ns.seed, ns.max_nodes, ns.timeout_per_kernel, ns.out, ops=ns.ops)
+    except ValueError as err:  # a bad --ops or --max-nodes
+        raise ActgenError(str(err)) from None
+    return 1 if report.failed else 0
+
+
 def main(target: TargetDef, argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog=f"python -m generated.{target.name}",
                                  description=f"Backend for the {target.name} accelerator (generated by actgen).")
@@ -146,7 +209,10 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
     src.add_argument("--random", type=int, metavar="SEED", help="make random inputs (saved beside the outputs)")
     run.add_argument("-o", "--output", required=True, help="npz to write out0, out1, ... to")
     run.add_argument("--expect", metavar="KERNEL.hlo",
-                     help="also run the kernel on the reference interpreter and fail (exit 1) on mismatch")
+                     help="also run the kernel on the reference interpreter and fail (exit 1) on mismatch; "
+                          "the roofline counts the kernel's flops")
+    run.add_argument("--trace", metavar="FILE.json",
+                     help="write the timing model's engine timeline as Chrome-trace/Perfetto JSON")
 
     isel = sub.add_parser("isel", help="phase 1 only: print the pii graphs instruction selection finds")
     isel.add_argument("kernel", help="HLO module (as jax.jit(f).lower(...).as_text(dialect='hlo') prints it)")
@@ -168,6 +234,18 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
     comp.add_argument("--patience", type=float, default=2.0, metavar="N",
                       help="stop when no candidate improved for N times the time to the best (default 2)")
 
+    fz = sub.add_parser("fuzz", help="compile and verify random kernels of Act's ten fuzzing operators (Act §9.4)")
+    fz.add_argument("--n", type=int, default=20, help="number of kernels (default 20)")
+    fz.add_argument("--seed", type=int, default=0, help="seed of the first kernel; the next ones count up (default 0)")
+    fz.add_argument("--max-nodes", type=int, default=None, metavar="M", help="at most M nodes per kernel (default 90)")
+    fz.add_argument("--timeout-per-kernel", type=float, default=10.0, metavar="S",
+                    help="compile time limit per kernel in seconds (default 10)")
+    fz.add_argument("--out", default="fuzz_failures", metavar="DIR",
+                    help="where failing kernels are saved as fuzz_<seed>.hlo (default fuzz_failures)")
+    fz.add_argument("--ops", default=None, metavar="OP,OP",
+                    help="use only these of the ten operators (default all: dot,broadcast,reduce,reverse,add,"
+                         "subtract,negate,minimum,maximum,clamp)")
+
     def go(args: list[str] | None) -> int:
         ns = ap.parse_args(args)
         if ns.cmd == "info":
@@ -176,6 +254,8 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
             return _isel(target, ns)
         if ns.cmd == "compile":
             return _compile(target, ns)
+        if ns.cmd == "fuzz":
+            return _fuzz(target, ns)
         return _run(target, ns)
 
     return run_cli(go, argv)
