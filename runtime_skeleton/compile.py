@@ -104,11 +104,14 @@ def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: C
         stats.pii_graphs += 1
         t = time.perf_counter()
         try:
+            left = max(0.1, deadline - t)
             solve = dataclasses.replace(opts.solve, deterministic=opts.deterministic,
-                                        timeout=max(0.1, min(opts.solve.timeout, deadline - t)))
+                                        timeout=min(opts.solve.timeout, left), budget=min(opts.solve.budget, left))
             alloc = phase2(target, g, solve)
         except AllocationFailed as err:
             stats.failures.append(f"pii graph {stats.pii_graphs} ({g.num_instructions} instructions): {err.message}")
+            if time.perf_counter() > deadline:
+                break
             continue
         finally:
             stats.phase2_seconds += time.perf_counter() - t
