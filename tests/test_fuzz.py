@@ -51,7 +51,7 @@ def _check(text: str, target: str, seed: int = 0):
 # ---------------------------------------------------------------- the generator
 
 @pytest.mark.parametrize("target", TARGETS)
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_strategy_kernels_parse_typecheck_and_evaluate(target, data):
     k = data.draw(kernels(target, max_nodes=40, full=True))
@@ -100,6 +100,11 @@ def test_operator_subset():
         k = random_fuzz_kernel("gemmini", seed, 20, ops="dot,add")
         assert set(k.ops) <= {"dot", "add", "parameter"}
         _check(k.text, "gemmini")
+    for seed in range(30):  # without add, only the outputs are joined by add (Act App. D)
+        k = random_fuzz_kernel("qkv", seed, 12, ops=["dot"])
+        assert set(k.ops) <= {"dot", "add", "parameter"}
+        assert k.ops["add"] in (k.outputs - 1, k.outputs)  # + an output added to itself when one node is left
+        _check(k.text, "qkv")
     with pytest.raises(ValueError, match="unknown fuzzing operator"):
         random_kernel("gemmini", 0, ops="dot,convolution")
 

@@ -13,7 +13,8 @@ of the ten operators whose operands are wanted in turn:
     dot broadcast reduce reverse add subtract negate minimum maximum clamp
 
 (plus parameter and constant; reduce sums with a to_apply computation). As in Act
-App. D the graph has several outputs and they are joined by add into one ROOT, so
+App. D the graph has several outputs and they are joined by add into one ROOT (also
+when ``ops`` restricts the operators to a subset without add), so
 the node count (instructions of the entry computation) is #operators + #parameters +
 #constants + (#outputs - 1). It is drawn uniformly in [min_nodes, max_nodes] and
 met exactly: every value is made within a node budget and further outputs are
@@ -262,9 +263,12 @@ class _Builder:
                 other = self.value(dtype, shape, left - 1)
                 root = self.emit("add", dtype, shape, f"add({root.name}, {other.name})")
                 outputs += 1
-            elif "negate" in self.allowed or "add" not in self.allowed:
+            elif "negate" in self.allowed:  # one node left
                 root = self.emit("negate", dtype, shape, f"negate({root.name})")
-            else:
+            elif "reverse" in self.allowed:
+                dims = ",".join(map(str, range(len(shape))))
+                root = self.emit("reverse", dtype, shape, f"reverse({root.name}), dimensions={{{dims}}}")
+            else:  # the output joined with itself
                 root = self.emit("add", dtype, shape, f"add({root.name}, {root.name})")
         return FuzzKernel(self.text(root, name), self.count, self.ops, len(self.params), outputs)
 
