@@ -64,12 +64,17 @@ class Machine:
         out[slices[0]] = result
 
     def _slice(self, buffer: str, bounds: Bounds, ci: ConcreteInstr) -> tuple[slice, ...]:
+        check_slice(self.target, buffer, bounds, ci)
         starts, lengths = bounds
-        shape = self.target.buffers[buffer].access_shape
-        for s, n, dim in zip(starts, lengths, shape):
-            if s < 0 or n < 1 or s + n > dim:
-                raise SimError(f"{ci.name}: slice {buffer}[{s} : {n}] is outside the buffer (size {dim})", ci.loc)
         return tuple(slice(s, s + n) for s, n in zip(starts, lengths))
+
+
+def check_slice(target: TargetDef, buffer: str, bounds: Bounds, ci: ConcreteInstr) -> None:
+    """A slice of ``buffer`` that ``ci`` accesses must lie inside it (also used by the timing model)."""
+    starts, lengths = bounds
+    for s, n, dim in zip(starts, lengths, target.buffers[buffer].access_shape):
+        if s < 0 or n < 1 or s + n > dim:
+            raise SimError(f"{ci.name}: slice {buffer}[{s} : {n}] is outside the buffer (size {dim})", ci.loc)
 
 
 def _attributes(ins: type[InstructionDef], ci: ConcreteInstr) -> dict[str, int]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..target import InstructionDef, TargetDef
-from .machine import Machine, SimError, _attributes
+from .machine import SimError, _attributes, check_slice
 from .program import ConcreteInstr, Program
 
 Rect = tuple[tuple[int, int], ...]  # [lo, hi) per access dimension
@@ -125,18 +125,10 @@ def _accesses(target: TargetDef, prog: Program) -> list[Access]:
         for s, (starts, lengths) in zip((ins.output,) + ins.inputs, ins.h(a)):
             r = tuple((lo, lo + n) for lo, n in zip(starts, lengths))
             if not all(0 <= lo < hi <= dim for (lo, hi), dim in zip(r, shapes[s.buffer])):
-                _bounds_checker(target)._slice(s.buffer, (starts, lengths), ci)  # raises the simulator's error
+                check_slice(target, s.buffer, (starts, lengths), ci)  # raises the simulator's error
             slices.append((s.buffer, r))
         found.append((ins, int(ins.latency(a)), slices))
     return found
-
-
-def _bounds_checker(target: TargetDef) -> Machine:
-    """A Machine without its state arrays (the HBM alone is megabytes), for its
-    slice bound check: a slice outside its buffer is reported as the simulator does."""
-    m = object.__new__(Machine)
-    m.target = target
-    return m
 
 
 @dataclass
