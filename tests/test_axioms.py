@@ -970,6 +970,11 @@ def test_z3_proof(names):
         assert proofs.valid(claim), f"{names}: {claim}"
 
 
+def test_euclid_lemma_is_valid():
+    # proofs assume instances of it (same(..., lemmas=...)), so it must hold for all q, r, b
+    assert proofs.valid(proofs.EUCLID)
+
+
 def test_z3_encodings_catch_wrong_rules():
     # a wrong slice composition (start = s_i + s_o, forgetting the inner stride)
     x, facts = proofs.tensor("x", 1)

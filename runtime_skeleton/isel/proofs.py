@@ -175,13 +175,27 @@ def flatten2(x: Sym) -> Sym:
 # ---------------------------------------------------------------- obligations
 
 
-def same(lhs: Sym, rhs: Sym, assume: Sequence[z3.BoolRef] = (), rhs_ok: z3.BoolRef | bool = True) -> z3.BoolRef:
-    """Claim: under ``assume``, rhs is well formed, has lhs's shape and lhs's elements."""
+def same(lhs: Sym, rhs: Sym, assume: Sequence[z3.BoolRef] = (), rhs_ok: z3.BoolRef | bool = True,
+         lemmas: Callable[..., list[z3.BoolRef]] | None = None) -> z3.BoolRef:
+    """Claim: under ``assume``, rhs is well formed, has lhs's shape and lhs's elements.
+    ``lemmas(*index)`` gives instances of proved lemmas (``euclid``) about the index,
+    assumed too: instances of a valid formula are valid, so the claim stays sound."""
     idx = ints("i", len(lhs.shape))
     inside = z3.And([z3.And(0 <= i, i < n) for i, n in zip(idx, lhs.shape)])
     shapes = z3.And([a == b for a, b in zip(lhs.shape, rhs.shape)]) if lhs.shape else z3.BoolVal(True)
-    body = z3.And(rhs_ok, shapes, z3.Implies(inside, lhs.at(*idx) == rhs.at(*idx)))
+    known = z3.And(lemmas(*idx)) if lemmas else z3.BoolVal(True)
+    body = z3.And(rhs_ok, shapes, z3.Implies(z3.And(inside, known), lhs.at(*idx) == rhs.at(*idx)))
     return z3.Implies(z3.And(list(assume)), body)
+
+
+def euclid(q, r, b) -> z3.BoolRef:
+    """Uniqueness of integer division: b >= 1 and 0 <= r < b give (q*b + r) / b == q and
+    (q*b + r) % b == r. z3 proves this for free q, r, b at once (``EUCLID``), but not
+    always instances such as (a*b + i) % b == i % b, which nonlinear claims need."""
+    return z3.Implies(z3.And(b >= 1, r >= 0, r < b), z3.And((q * b + r) / b == q, (q * b + r) % b == r))
+
+
+EUCLID = euclid(*z3.Ints("euclid_q euclid_r euclid_b"))
 
 
 def valid(claim: z3.BoolRef, timeout_ms: int = 20000) -> bool:
@@ -831,7 +845,8 @@ def _slice_reshape() -> list[z3.BoolRef]:
     b = y.shape[1]
     pre = facts + [a >= 0, k >= 1, a + k <= y.shape[0]]
     sub2 = [(a, 1, k), (0, 1, b)]
-    merge = same(slice_(flatten2(y), [(a * b, 1, k * b)]), flatten2(slice_(y, sub2)), pre, slice_ok(y, sub2))
+    merge = same(slice_(flatten2(y), [(a * b, 1, k * b)]), flatten2(slice_(y, sub2)), pre, slice_ok(y, sub2),
+                 lemmas=lambda i: [euclid(a + i / b, i % b, b)])  # (a*b + i) / b == a + i / b, and % b alike
     return [split, merge]
 
 
