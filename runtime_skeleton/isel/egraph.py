@@ -4,24 +4,45 @@ egglog-python), kept in this one file so an egglog upgrade touches nothing else.
 egglog stores the e-graph (hash-consing, union-find, congruence closure and
 rebuilding). Every e-node is one generic constructor ``N(op, key, children)``;
 the i-th node added from Python is also named ``H(i)``, so Python refers to
-classes through those handles (egglog globals are far slower to create):
-``op`` is the operator (an HLO opcode, ``input``, or a pii ``isa:<instr>``) and
-``key`` an interned string naming the node's type and attributes, so e-nodes of
-different types never collide. Rewrite rules are matched in Python over a frozen
-snapshot (they need shapes, dtypes and the ISA's constraint solving, which live
-in Python) and their results are added back as new nodes and unions.
+nodes and classes by those integer handles: ``op`` is the operator (an HLO
+opcode, ``input``, or a pii ``isa:<instr>``) and ``key`` an interned string
+naming the node's type and attributes, so e-nodes of different types never
+collide. Rewrite rules are matched in Python over a frozen snapshot (they need
+shapes, dtypes and the ISA's constraint solving, which live in Python) and their
+results are added back as new nodes and unions.
+
+Additions reach egglog in bulk: each flush writes them as rows of the relations
+``A<arity>`` and ``U`` (tab-separated files read with egglog's ``input``), and one
+run of the ``load`` ruleset turns the rows into nodes and unions. One egglog
+command per node costs about 0.1-0.2 ms; the bulk load is over ten times faster.
 """
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from egglog import bindings
 
-_DECL = """(datatype* (Node (N String String NodeVec)) (sort NodeVec (Vec Node)))
-(constructor H (i64) Node)"""
-_CHUNK = 64  # commands per egglog parse: every span keeps the program text, so big programs cost memory
+MAX_ARITY = 8  # relations A0..A8; wider nodes (long concatenations) are sent as single commands
 
+
+def _declarations() -> str:
+    lines = ["(datatype* (Node (N String String NodeVec)) (sort NodeVec (Vec Node)))",
+             "(constructor H (i64) Node)", "(relation U (i64 i64))", "(ruleset load)",
+             "(rule ((U a b)) ((union (H a) (H b))) :ruleset load)"]
+    for n in range(MAX_ARITY + 1):
+        xs = [f"c{j}" for j in range(n)]
+        vec = f"(vec-of {' '.join(f'(H {x})' for x in xs)})" if n else "(vec-empty)"
+        lines.append(f"(relation A{n} (i64 String String{' i64' * n}))")
+        lines.append(f"(rule ((A{n} i op k {' '.join(xs)})) ((union (H i) (N op k {vec}))) :ruleset load)")
+    return "\n".join(lines)
+
+
+_DECL = _declarations()
 ClassId = int
 
 
@@ -42,40 +63,53 @@ class EGraph:
     def __init__(self) -> None:
         self._eg = bindings.EGraph()
         self._run(_DECL)
+        self._dir = tempfile.mkdtemp(prefix="actgen-egraph-")
+        weakref.finalize(self, shutil.rmtree, self._dir, True)
         self._n = 0  # nodes added so far; node i is H(i)
-        self._pending: list[str] = []
+        self._rows: dict[int, list[str]] = {}  # arity -> pending A<arity> rows
+        self._unions: list[str] = []
+        self._wide: list[str] = []  # commands for nodes wider than MAX_ARITY
         self._class_of_node: list[ClassId] = []
         self._rep: dict[ClassId, int] = {}  # a node of each class, to refer to the class
         self._snapshot: dict[ClassId, list[RawNode]] = {}
 
     # -- building ---------------------------------------------------------------
-    # Nodes and classes are named by references: ``node_ref`` for a node added
-    # with ``add`` (even before the next flush), ``class_ref`` for a class of the
-    # current snapshot.
-    def node_ref(self, node: int) -> str:
-        return f"(H {node})"
+    # Nodes and classes are named by references (node handles): ``node_ref`` for a
+    # node added with ``add`` (even before the next flush), ``class_ref`` for a class
+    # of the current snapshot.
+    def node_ref(self, node: int) -> int:
+        return node
 
-    def class_ref(self, cls: ClassId) -> str:
-        return f"(H {self._rep[cls]})"
+    def class_ref(self, cls: ClassId) -> int:
+        return self._rep[cls]
 
-    def add(self, op: str, key: str, children: Sequence[str] = ()) -> int:
+    def add(self, op: str, key: str, children: Sequence[int] = ()) -> int:
         """Add an e-node over child references; returns the node's handle."""
         idx = self._n
         self._n += 1
-        vec = f"(vec-of {' '.join(children)})" if children else "(vec-empty)"
-        self._pending.append(f"(union (H {idx}) (N {_quote(op)} {_quote(key)} {vec}))")
+        if len(children) <= MAX_ARITY:
+            self._rows.setdefault(len(children), []).append("\t".join((str(idx), op, key, *map(str, children))))
+        else:
+            vec = " ".join(f"(H {c})" for c in children)
+            self._wide.append(f"(union (H {idx}) (N {_quote(op)} {_quote(key)} (vec-of {vec})))")
         return idx
 
-    def union(self, a: str, b: str) -> None:
+    def union(self, a: int, b: int) -> None:
         """Merge the classes of two references."""
-        self._pending.append(f"(union {a} {b})")
+        self._unions.append(f"{a}\t{b}")
 
     # -- reading ----------------------------------------------------------------
     def flush(self) -> None:
         """Send pending additions and unions to egglog and take a fresh snapshot."""
-        for j in range(0, len(self._pending), _CHUNK):
-            self._run("\n".join(self._pending[j : j + _CHUNK]))
-        self._pending.clear()
+        loads = []
+        for name, rows in [(f"A{n}", r) for n, r in sorted(self._rows.items())] + [("U", self._unions)]:
+            if rows:
+                path = os.path.join(self._dir, f"{name}.tsv")
+                with open(path, "w") as f:
+                    f.write("\n".join(rows) + "\n")
+                loads.append(f"(input {name} {_quote(path)})")
+        self._run("\n".join(self._wide + loads + ["(run load 1)"]))
+        self._rows, self._unions, self._wide = {}, [], []
         frozen = self._eg.freeze()
         self._class_of_node = [0] * self._n
         self._rep = {}

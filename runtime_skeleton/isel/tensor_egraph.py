@@ -20,7 +20,7 @@ class TensorEGraph:
         # Terms rules return are mostly there already: (op, key, operand classes) -> class of
         # the snapshot, and the nodes added since it, so that only new nodes reach egglog.
         self._index: dict[tuple, ClassId] = {}
-        self._pending: dict[tuple, str] = {}
+        self._pending: dict[tuple, int] = {}
         self._enodes: dict[tuple, ENode] = {}  # the same node object in every snapshot (its hash is cached)
 
     def _key(self, t: TensorType, attrs: Mapping[str, Any]) -> str:
@@ -32,11 +32,11 @@ class TensorEGraph:
             self._decode[key] = (t, frozen_attrs(attrs))
         return key
 
-    def add(self, term: Term | Class) -> str:
-        """Add a term (children first); returns an egglog reference to it."""
+    def add(self, term: Term | Class) -> int:
+        """Add a term (children first); returns a reference (an egglog node handle) to it."""
         return self._add(term)[0]
 
-    def _add(self, term: Term | Class) -> tuple[str, ClassId | None]:
+    def _add(self, term: Term | Class) -> tuple[int, ClassId | None]:
         """(reference, the term's class if the snapshot has it already)."""
         if isinstance(term, Class):
             return self.g.class_ref(term.id), term.id
@@ -75,6 +75,6 @@ class TensorEGraph:
         self.view = View(classes)
         return self.view
 
-    def class_of(self, ref: str) -> ClassId:
+    def class_of(self, ref: int) -> ClassId:
         """The class of a reference returned by ``add`` (as of the last flush)."""
-        return self.g.class_of(int(ref[3:-1]))  # "(H <i>)"
+        return self.g.class_of(ref)
