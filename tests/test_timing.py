@@ -258,7 +258,7 @@ def _reference_timing(target, prog):
     return [end for *_, end in done]
 
 
-@pytest.mark.parametrize("target", [GEMMINI, AMX], ids=["gemmini", "amx"])
+@pytest.mark.parametrize("target", [GEMMINI, AMX, QKV], ids=["gemmini", "amx", "qkv"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 60))
 def test_random_programs_follow_the_rules_and_respect_the_roofline(target, seed, n):
