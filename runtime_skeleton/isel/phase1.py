@@ -8,6 +8,8 @@ node bound Γ(k) = 2^k, yielding every pii graph it finds, smallest first (§5.4
 """
 from __future__ import annotations
 
+import itertools
+import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,9 +23,10 @@ from .convert import module_to_terms
 from .extract import Extractor, PiiGraph, explain
 from .identity import IDENTITY_RULES
 from .isa_rules import Pattern, isa_rules
-from .rules import Rule, SaturationStats, run_rules
+from .axioms import dot_dims
+from .rules import Admit, Rule, SaturationStats, run_rules
 from .tensor_egraph import TensorEGraph
-from .terms import IDENTITY_OPS, PII_PREFIX, Class, ENode, Term
+from .terms import IDENTITY_OPS, PII_PREFIX, Class, ENode, Term, View
 
 
 class NoPiiGraph(ActgenError):
@@ -53,6 +56,54 @@ class Phase1Stats:
 def target_ops(patterns: list[Pattern]) -> set[str]:
     """Operators the instructions' semantics use (what Appendix C.2 filters for)."""
     return set().union(*(p.ops for p in patterns)) if patterns else set()
+
+
+# Operators whose dtypes no axiom changes: a dot stays a dot of the same (lhs, rhs, result)
+# dtypes under splits, transposes and commutation (the outer product, which turns it into a
+# multiply, needs a contraction of size 1). Not copy: a pattern's copy matches modulo views,
+# so a copy of bytes can be an instruction's copy of words.
+SIGNATURE_OPS = ("dot",)
+
+
+def signatures(patterns: list[Pattern]) -> frozenset[tuple[str, ...]]:
+    """(op, operand dtypes..., result dtype) of the SIGNATURE_OPS nodes in the instructions'
+    semantics, dots in both operand orders. An operand that the semantics converts counts
+    with its dtype before the convert too: dot(s8, s8) -> s32 is dot(convert, convert)."""
+    sigs = set()
+    for p in patterns:
+        for n in p.nodes:
+            if n.op in SIGNATURE_OPS:
+                options = []
+                for k in n.children:
+                    c = p.nodes[k]
+                    options.append({c.dtype} | ({p.nodes[c.children[0]].dtype} if c.op == "convert" else set()))
+                for args in itertools.product(*options):
+                    sigs |= {(n.op, *args, n.dtype), (n.op, *args[::-1], n.dtype)}
+    return frozenset(sigs)
+
+
+def signature_filter(patterns: list[Pattern]) -> Admit:
+    """Act Appendix C.2 keeps a rule when its operators can lead to an instruction's; this
+    refines it by dtype, per result: a dot that a rule builds (an identity matmul, a
+    reduction or a broadcast as a matmul) with dtypes no instruction's dot has can never
+    become an instruction, so it is not added. Dropping rewrites cannot make phase 1 unsound."""
+    sigs = signatures(patterns)
+
+    def dtype(view: View, x: Term | Class) -> str:
+        return (view.type(x.id) if isinstance(x, Class) else x.type).dtype.name
+
+    def shape(view: View, x: Term | Class) -> tuple[int, ...]:
+        return (view.type(x.id) if isinstance(x, Class) else x.type).shape
+
+    def admit(view: View, t: Term | Class) -> bool:
+        if isinstance(t, Class):
+            return True
+        if t.op in SIGNATURE_OPS and (t.op, *(dtype(view, a) for a in t.args), t.type.dtype.name) not in sigs:
+            if t.op != "dot" or math.prod(shape(view, t.args[0])[d] for d in dot_dims(t)[1]) != 1:  # type: ignore[arg-type]
+                return False
+        return all(admit(view, x) for x in t.args)
+
+    return admit
 
 
 def _materialize_constants() -> Rule:
@@ -104,7 +155,9 @@ class InstructionSelector:
                  rules: list[Rule] | None = None):
         self.target, self.module = target, module
         self.limits = limits or Limits()
-        self.rules = rules if rules is not None else default_rules(target)[0]
+        default, patterns = default_rules(target)
+        self.rules = rules if rules is not None else default
+        self.admit = signature_filter(patterns)
         self.stats = Phase1Stats()
         self.eg = TensorEGraph()
         self.input_types: list[TensorType] = [t for t in module.parameter_types]  # type: ignore[misc]
@@ -145,14 +198,14 @@ class InstructionSelector:
                     break
                 self.stats.saturation.saturated = False
                 run_rules(self.eg, self.rules if expanded else cheap, iterations=1, max_nodes=lim.max_nodes,
-                          deadline=deadline, stats=self.stats.saturation)
+                          deadline=deadline, stats=self.stats.saturation, admit=self.admit)
                 saturated = self.stats.saturation.saturated
                 if expanded or not saturated:
                     break
             if expanded and not saturated and not selected and lim.isa_closure:
                 # only pii and identity nodes: past the node limit too (frozen), until they saturate
                 run_rules(self.eg, selection, iterations=lim.isa_closure, max_nodes=2**62,
-                          deadline=deadline, stats=self.stats.saturation)
+                          deadline=deadline, stats=self.stats.saturation, admit=self.admit)
                 selected = frozen and self.stats.saturation.saturated
                 self.stats.saturation.saturated = saturated
             t0 = time.perf_counter()

@@ -19,6 +19,7 @@ from .tensor_egraph import TensorEGraph
 from .terms import ENode, Term, View
 
 Applier = Callable[[View, ClassId, ENode], Iterable[Term]]
+Admit = Callable[[View, "Term | Class"], bool]  # may a rule's result enter the e-graph?
 ANY = "*"  # a root that matches once per e-class, whatever its nodes
 
 
@@ -97,13 +98,14 @@ class SaturationStats:
 
 def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes: int,
               deadline: float | None = None, stats: SaturationStats | None = None,
-              max_matches: int = 1000) -> SaturationStats:
+              max_matches: int = 1000, admit: Admit | None = None) -> SaturationStats:
     """Apply every rule at every matching node, ``iterations`` times or until
     nothing changes (saturation), the node limit, or the deadline. A rule adds at
     most ``max_matches`` results per iteration (egg's backoff, simplified): the
     rest wait for the next iteration, so no single rule floods the e-graph. A rule fires
     once per (class, node); one that reads the nodes below (``watch_operands`` levels
-    deep) fires again when one of those classes has gained nodes since."""
+    deep) fires again when one of those classes has gained nodes since. ``admit``
+    drops results that can never lead to an instruction (see phase1.signature_filter)."""
     stats = stats or SaturationStats()
     t0 = time.perf_counter()
     view = eg.view
@@ -127,6 +129,8 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
                         continue
                     eg.fired.add(key)
                     for t in r.apply(view, c, n):
+                        if admit is not None and not admit(view, t):
+                            continue
                         eg.union(c, t)
                         budget[r.name] -= 1
                         stats.per_rule[r.name] = stats.per_rule.get(r.name, 0) + 1
