@@ -191,7 +191,8 @@ def _fuzz(target: TargetDef, ns: argparse.Namespace) -> int:
     from .fuzz.run import fuzz
 
     try:
-        report = fuzz(target, ns.n, ns.seed, ns.max_nodes, ns.timeout_per_kernel, ns.out, ops=ns.ops)
+        report = fuzz(target, ns.n, ns.seed, ns.max_nodes, ns.timeout_per_kernel, ns.out, ops=ns.ops,
+                      jobs=ns.jobs)
     except ValueError as err:  # a bad --ops or --max-nodes
         raise ActgenError(str(err)) from None
     return 1 if report.failed else 0
@@ -242,6 +243,8 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                     help="compile time limit per kernel in seconds (default 10)")
     fz.add_argument("--out", default="fuzz_failures", metavar="DIR",
                     help="where failing kernels are saved as fuzz_<seed>.hlo (default fuzz_failures)")
+    fz.add_argument("--jobs", type=int, default=1, metavar="N",
+                    help="check kernels in N processes at once (default 1; the report is the same)")
     fz.add_argument("--ops", default=None, metavar="OP,OP",
                     help="use only these of the ten operators (default all: dot,broadcast,reduce,reverse,add,"
                          "subtract,negate,minimum,maximum,clamp)")

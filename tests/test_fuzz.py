@@ -280,3 +280,12 @@ def test_bounded_fuzz_has_no_failures(target, tmp_path):
     r = fuzz(target, n=5, seed=0, timeout_per_kernel=10, out_dir=tmp_path)
     assert r.n == 5 and r.verified + r.unsupported + r.failed == 5
     assert r.failed == 0, [(o.seed, o.category, o.saved) for o in r.outcomes if o.status == FAILED]
+
+
+def test_jobs_give_the_same_report_in_seed_order(tmp_path):
+    kw = dict(n=3, seed=4, max_nodes=8, timeout_per_kernel=20, out_dir=tmp_path, quiet=True, ops="dot,add")
+    one, two = fuzz("gemmini", **kw), fuzz("gemmini", jobs=2, **kw)
+    assert [(o.seed, o.nodes) for o in two.outcomes] == [(o.seed, o.nodes) for o in one.outcomes] == \
+        [(s, random_fuzz_kernel("gemmini", s, 8, ops="dot,add").nodes) for s in (4, 5, 6)]
+    assert [(o.status, o.instructions) for o in two.outcomes] == [(o.status, o.instructions) for o in one.outcomes]
+    assert two.failed == 0

@@ -262,26 +262,58 @@ def _progress(log: Callable[[str], None] | None, quiet: bool):  # noqa: ANN202
     return log or (lambda line: print(line, flush=True))
 
 
+def _draw_and_check(job: tuple) -> tuple[str, Outcome]:
+    """One fuzz kernel: (its text, its outcome). A module-level function, for worker processes."""
+    target, s, max_nodes, min_nodes, ops, timeout = job
+    k = random_fuzz_kernel(resolve_target(target), s, max_nodes, min_nodes, ops)
+    return k.text, check_kernel(target, k.text, s, timeout, k.nodes)
+
+
+def _outcomes(jobs: list[tuple], workers: int) -> Iterator[tuple[str, Outcome]]:
+    """The outcomes in seed order: here, or from ``workers`` processes (each compiles one
+    kernel at a time, so per-kernel time limits mean the same as in one process)."""
+    if workers <= 1:
+        yield from map(_draw_and_check, jobs)
+        return
+    import concurrent.futures
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process that holds egglog and CP-SAT threads
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        yield from pool.map(_draw_and_check, jobs)
+
+
+def _package_name(t: TargetDef) -> str | None:
+    """The name that imports ``t`` from generated/, if it comes from there."""
+    try:
+        return t.name if resolve_target(t.name) is t else None
+    except ImportError:
+        return None
+
+
 def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | None = None,
          timeout_per_kernel: float = 10.0, out_dir: str | pathlib.Path | None = "fuzz_failures",
          min_nodes: int | None = None, log: Callable[[str], None] | None = None,
-         quiet: bool = False, ops=None) -> FuzzReport:  # noqa: ANN001
+         quiet: bool = False, ops=None, jobs: int = 1) -> FuzzReport:  # noqa: ANN001
     """Fuzz ``n`` kernels drawn from seeds seed, seed+1, ...; print one line per kernel,
-    the summary line and the unsupported categories; return the report (counts)."""
+    the summary line and the unsupported categories; return the report (counts).
+    ``jobs`` > 1 checks kernels in that many processes (the report is the same, in seed order)."""
     t = resolve_target(target)
     say = _progress(log, quiet)
     report = FuzzReport(t.name)
     t0 = time.perf_counter()
-    for i in range(n):
+    # workers import the generated package by name; a TargetDef built elsewhere is checked here
+    name = _package_name(t) if jobs > 1 else None
+    work = [(name or t, seed + i, max_nodes, min_nodes, ops, timeout_per_kernel) for i in range(n)]
+    for i, (text, o) in enumerate(_outcomes(work, jobs if name else 1)):
         s = seed + i
-        k = random_fuzz_kernel(t, s, max_nodes, min_nodes, ops)
-        o = check_kernel(t, k.text, s, timeout_per_kernel, k.nodes)
+        k_nodes = o.nodes
         if o.status == FAILED and out_dir is not None:
-            o.saved = str(save_failure(out_dir, t.name, s, k.text, o, max_nodes, ops))
+            o.saved = str(save_failure(out_dir, t.name, s, text, o, max_nodes, ops))
         report.outcomes.append(o)
         detail = {VERIFIED: f"{o.instructions} instructions", UNSUPPORTED: o.category,
                   FAILED: f"{o.category}" + (f" -> {o.saved}" if o.saved else "")}[o.status]
-        say(f"[{i + 1}/{n}] seed {s}: {k.nodes} nodes, {o.status} in {o.seconds:.2f}s ({detail})")
+        say(f"[{i + 1}/{n}] seed {s}: {k_nodes} nodes, {o.status} in {o.seconds:.2f}s ({detail})")
     report.seconds = time.perf_counter() - t0
     for line in report_lines(report):
         say(line)
