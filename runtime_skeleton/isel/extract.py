@@ -166,14 +166,16 @@ class Extractor:
                   max_steps: int = 20_000) -> list[PiiGraph]:
         """Up to ``limit`` distinct pii graphs with at most ``max_nodes`` piis, smallest first.
 
-        Depth-first over (class, buffer) requirements, cheapest option first by a
-        lower bound on the piis each needs (so the first graphs are small), pruning
-        choices that close a cycle or cannot fit the bound; ``max_steps`` bounds the
+        Depth-first over (class, buffer) requirements, cheapest option first by the
+        piis each needs as a tree (so the first graphs are small), pruning choices that
+        close a cycle or cannot fit the bound even if their operands share every pii
+        (a tree count would prune graphs that fit by sharing); ``max_steps`` bounds the
         search on huge e-graphs."""
         reqs = [(r, self.hbm) for r in roots]
         bound = self.lower_bounds(reqs)
         if any(r not in bound for r in reqs):
             return []
+        self._need = self.lower_bounds(reqs, shared=True)
         found: dict[tuple, PiiGraph] = {}
         self._steps = max_steps
         for assign, _ in self._realize_all(reqs, {}, set(), 0, max_nodes, bound):
@@ -184,9 +186,17 @@ class Extractor:
                     break
         return sorted(found.values(), key=lambda g: (len(g.nodes), g.num_instructions))
 
-    def lower_bounds(self, roots: list[Req]) -> dict[Req, int]:
-        """Fewest piis to realize each reachable requirement (sharing ignored);
-        requirements that cannot be realized at all are absent."""
+    def realizable(self, roots: list[ClassId]) -> bool:
+        """Whether some choice of piis produces every output (within no node bound)."""
+        reqs = [(r, self.hbm) for r in roots]
+        bound = self.lower_bounds(reqs)
+        return all(r in bound for r in reqs)
+
+    def lower_bounds(self, roots: list[Req], shared: bool = False) -> dict[Req, int]:
+        """Fewest piis to realize each reachable requirement, as a tree (operands' counts
+        summed: what a choice costs when nothing is shared, to order choices), or with
+        ``shared`` an admissible bound for a DAG (the largest operand's count: operands may
+        share all their piis); requirements that cannot be realized at all are absent."""
         reach: list[Req] = []
         seen: set[Req] = set()
         stack = list(roots)
@@ -198,6 +208,9 @@ class Extractor:
             reach.append(r)
             for ch in self.options(r):
                 stack.extend(ch.reqs)
+        def combine(xs: list[int]) -> int:
+            return max(xs, default=0) if shared else sum(xs)
+
         best: dict[Req, int] = {}
         changed = True
         while changed:
@@ -205,7 +218,7 @@ class Extractor:
             for r in reach:
                 for ch in self.options(r):
                     if all(x in best for x in ch.reqs):
-                        v = (1 if ch.kind == "pii" else 0) + sum(best[x] for x in ch.reqs)
+                        v = (1 if ch.kind == "pii" else 0) + combine([best[x] for x in ch.reqs])
                         if v < best.get(r, 1 << 60):
                             best[r] = v
                             changed = True
@@ -232,7 +245,7 @@ class Extractor:
             if self._steps < 0:
                 return
             cost = 1 if ch.kind == "pii" else 0
-            if count + cost + sum(bound[x] for x in ch.reqs if x not in assign) > max_nodes:
+            if count + cost + max((self._need[x] for x in ch.reqs if x not in assign), default=0) > max_nodes:
                 continue
             if any(x in path or x == req for x in ch.reqs):
                 continue

@@ -185,13 +185,13 @@ class InstructionSelector:
         saturated = False
         cheap = [r for r in self.rules if not is_expansive(r)]
         selection = [r for r in self.rules if r.name.startswith(PII_PREFIX) or r.name in IDENTITY_OPS]
-        expanded = frozen = selected = False
+        expanded = frozen = selected = hold = False
         for k in range(1, lim.iterations + 1):
             if stop is not None and stop(k):
                 break
             # Cheap rules first; the expansive ones (tiling splits, identity matmuls)
             # join once the cheap ones saturate (in that same round) or at round expand_from.
-            for _ in range(0 if frozen else 2):
+            for _ in range(0 if frozen or hold else 2):
                 if not expanded and (saturated or k >= lim.expand_from):
                     expanded, saturated = True, False
                 if saturated:
@@ -202,7 +202,7 @@ class InstructionSelector:
                 saturated = self.stats.saturation.saturated
                 if expanded or not saturated:
                     break
-            if expanded and not saturated and not selected and lim.isa_closure:
+            if expanded and not saturated and not selected and not hold and lim.isa_closure:
                 # only pii and identity nodes: past the node limit too (frozen), until they saturate
                 run_rules(self.eg, selection, iterations=lim.isa_closure, max_nodes=2**62,
                           deadline=deadline, stats=self.stats.saturation, admit=self.admit)
@@ -219,6 +219,9 @@ class InstructionSelector:
                     yield g
             if time.perf_counter() > deadline:
                 break
+            # Every output can be produced, but no pii graph fits Γ(k) yet (a large kernel
+            # needs Γ(k) >= its size): grow Γ before the e-graph, which only grows the search.
+            hold = not seen and 2**k < lim.max_pii_nodes and ex.realizable(self.roots)
             # Past the node limit the e-graph stops growing, but Γ(k) still grows: larger
             # pii graphs of this e-graph are still enumerated, until the deadline.
             frozen = frozen or self.stats.saturation.nodes > lim.max_nodes
