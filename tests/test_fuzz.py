@@ -282,10 +282,10 @@ def test_bounded_fuzz_has_no_failures(target, tmp_path):
     assert r.failed == 0, [(o.seed, o.category, o.saved) for o in r.outcomes if o.status == FAILED]
 
 
-def test_jobs_give_the_same_report_in_seed_order(tmp_path):
-    kw = dict(n=3, seed=4, max_nodes=8, timeout_per_kernel=20, out_dir=tmp_path, quiet=True, ops="dot,add")
-    one, two = fuzz("gemmini", **kw), fuzz("gemmini", jobs=2, **kw)
-    assert [(o.seed, o.nodes) for o in two.outcomes] == [(o.seed, o.nodes) for o in one.outcomes] == \
-        [(s, random_fuzz_kernel("gemmini", s, 8, ops="dot,add").nodes) for s in (4, 5, 6)]
-    assert [(o.status, o.instructions) for o in two.outcomes] == [(o.status, o.instructions) for o in one.outcomes]
-    assert two.failed == 0
+def test_jobs_report_in_seed_order(tmp_path):
+    # worker processes: the same kernels, in seed order, each with an outcome (kept short: 2 kernels, 3 s)
+    r = fuzz("gemmini", n=2, seed=4, max_nodes=8, timeout_per_kernel=3, out_dir=tmp_path, quiet=True, ops="dot,add",
+             jobs=2)
+    assert [(o.seed, o.nodes) for o in r.outcomes] == \
+        [(s, random_fuzz_kernel("gemmini", s, 8, ops="dot,add").nodes) for s in (4, 5)]
+    assert all(o.status in (VERIFIED, UNSUPPORTED) for o in r.outcomes) and r.failed == 0
