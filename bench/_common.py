@@ -96,7 +96,9 @@ def compile_record(target: str, text: str, *, timeout: float, do_verify: bool = 
     st = res.stats
     rec.update(ok=True, cost=res.cost, instructions=len(res.program.instructions),
                stats={"seconds": st.seconds, "phase1": st.phase1_seconds, "phase2": st.phase2_seconds,
-                      "emit": st.emit_seconds, "pii_graphs": st.pii_graphs, "candidates": st.candidates})
+                      "emit": st.emit_seconds, "pii_graphs": st.pii_graphs, "candidates": st.candidates,
+                      "saturation": st.saturation_seconds, "extraction": st.extraction_seconds,
+                      "ordering": st.ordering_seconds, "allocation": st.allocation_seconds})
     t = time_program(be.TARGET, res.program)
     rec.update(cycles=t.cycles, busy=dict(t.busy), hbm_bytes=hbm_bytes(t.bytes_moved, be.TARGET.hbm.name),
                bytes_moved={f"{s}->{d}": b for (s, d), b in t.bytes_moved.items()})

@@ -11,6 +11,7 @@ global timeout. Deterministic mode measures that "time" in e-graph nodes
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import pathlib
@@ -54,6 +55,11 @@ class CompileStats:
     phase1_seconds: float = 0.0
     phase2_seconds: float = 0.0
     emit_seconds: float = 0.0
+    # the phases by step (Act Fig. 21): phase 1 = saturation + extraction, phase 2 = ordering + allocation
+    saturation_seconds: float = 0.0
+    extraction_seconds: float = 0.0
+    ordering_seconds: float = 0.0
+    allocation_seconds: float = 0.0  # constraint generation and CP-SAT
     seconds: float = 0.0
     orders_tried: int = 0
     failures: list[str] = field(default_factory=list)  # why pii graphs did not allocate
@@ -95,6 +101,18 @@ def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: C
     except ActgenError as err:  # the kernel uses something phase 1 cannot represent
         raise CompileError(err.message, err.loc) from None
     graphs = sel.pii_graphs(None if stop is None else lambda k: stop(sel.stats.saturation.nodes))
+    times: dict[str, float] = {}
+    try:
+        yield from _candidates(target, opts, stats, deadline, sel, graphs, times)
+    finally:
+        stats.saturation_seconds, stats.extraction_seconds = sel.stats.saturation.seconds, sel.stats.extraction_seconds
+        stats.ordering_seconds, stats.allocation_seconds = times.get("ordering", 0.0), times.get("allocation", 0.0)
+    if stats.pii_graphs == 0:
+        raise CompileError(sel.explain())
+
+
+def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, deadline: float,
+                sel: InstructionSelector, graphs: Iterator[PiiGraph], times: dict[str, float]) -> Iterator[Candidate]:
     while True:
         t = time.perf_counter()
         g = next(graphs, None)
@@ -107,7 +125,7 @@ def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: C
             left = max(0.1, deadline - t)
             solve = dataclasses.replace(opts.solve, deterministic=opts.deterministic,
                                         timeout=min(opts.solve.timeout, left), budget=min(opts.solve.budget, left))
-            alloc = phase2(target, g, solve)
+            alloc = phase2(target, g, solve, times)
         except AllocationFailed as err:
             stats.failures.append(f"pii graph {stats.pii_graphs} ({g.num_instructions} instructions): {err.message}")
             if time.perf_counter() > deadline:
@@ -122,8 +140,6 @@ def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: C
         yield Candidate(g, alloc, prog, sel.stats.saturation.nodes)
         if time.perf_counter() > deadline:
             break
-    if stats.pii_graphs == 0:
-        raise CompileError(sel.explain())
 
 
 def compile_module(target: TargetDef, module: Module, opts: CompileOptions | None = None) -> CompileResult:
@@ -142,13 +158,15 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
         return best is not None and clock(work) > opts.patience * when_best
 
     try:
-        for i, cand in enumerate(candidates(target, module, opts, stats, deadline, stop), start=1):
-            stats.candidates = i
-            cost = opts.cost(target, cand.program)
-            if best is None or cost < best[0]:
-                best, when_best, stats.best_index = (cost, cand), clock(cand.work), i
-            elif clock(cand.work) > opts.patience * when_best:
-                break
+        # closing: the per-step times are recorded when the enumeration stops, also early
+        with contextlib.closing(candidates(target, module, opts, stats, deadline, stop)) as cands:
+            for i, cand in enumerate(cands, start=1):
+                stats.candidates = i
+                cost = opts.cost(target, cand.program)
+                if best is None or cost < best[0]:
+                    best, when_best, stats.best_index = (cost, cand), clock(cand.work), i
+                elif clock(cand.work) > opts.patience * when_best:
+                    break
     except NoPiiGraph as err:
         raise CompileError(err.message) from None
     stats.seconds = time.perf_counter() - t0

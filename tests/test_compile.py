@@ -27,6 +27,9 @@ def test_compiles_and_verifies(tname, kernel, count):
     assert verify(target(tname), res, seeds=(0, 1, 2)) == []
     assert len(res.program.instructions) == count
     assert parse_program(res.text).instructions == res.program.instructions  # the text round-trips
+    st = res.stats  # the per-step times (Act Fig. 21's breakdown) add up to their phases
+    assert 0 < st.saturation_seconds and st.saturation_seconds + st.extraction_seconds <= st.phase1_seconds + 0.05
+    assert 0 < st.allocation_seconds and st.ordering_seconds + st.allocation_seconds <= st.phase2_seconds + 0.01
 
 
 @pytest.mark.slow

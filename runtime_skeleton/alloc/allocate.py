@@ -328,16 +328,26 @@ def _num_inputs(g: PiiGraph) -> int:
     return 1 + max((n.attrs["index"] for n in g.nodes if n.kind == "input"), default=-1)
 
 
-def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None) -> Allocation:
+def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None,
+           times: dict[str, float] | None = None) -> Allocation:
     """Orders in turn, heuristic first and pruned by failed interference graphs
-    (§6.4); the first allocation found. AllocationFailed when none works."""
+    (§6.4); the first allocation found. AllocationFailed when none works.
+    ``times`` accumulates seconds spent on "ordering" and on "allocation" (constraints and CP-SAT)."""
     opts = opts or SolveOptions()
+    times = times if times is not None else {}
     failed: list[frozenset] = []
     last: AllocationFailed | None = None
     tried = 0
     stop = time.perf_counter() + opts.budget
-    for order in topological_orders(g, target, failed):
+    orders = topological_orders(g, target, failed)
+    while True:
+        t = time.perf_counter()
+        order = next(orders, None)
+        times["ordering"] = times.get("ordering", 0.0) + time.perf_counter() - t
+        if order is None:
+            break
         tried += 1
+        t = time.perf_counter()
         try:
             alloc = allocate(target, g, order, opts)
             alloc.orders_tried = tried
@@ -347,6 +357,8 @@ def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None) -> 
             if err.order_independent:
                 break
             failed.append(err.phi)
+        finally:
+            times["allocation"] = times.get("allocation", 0.0) + time.perf_counter() - t
         if tried >= opts.max_orders or time.perf_counter() > stop:
             break
     if last is None:
