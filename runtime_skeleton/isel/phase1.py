@@ -219,13 +219,19 @@ class InstructionSelector:
                     yield g
             if time.perf_counter() > deadline:
                 break
+            realizable = bool(seen) or ex.realizable(self.roots)
             # Every output can be produced, but no pii graph fits Γ(k) yet (a large kernel
             # needs Γ(k) >= its size): grow Γ before the e-graph, which only grows the search.
-            hold = not seen and 2**k < lim.max_pii_nodes and ex.realizable(self.roots)
+            hold = not seen and 2**k < lim.max_pii_nodes and realizable
             # Past the node limit the e-graph stops growing, but Γ(k) still grows: larger
             # pii graphs of this e-graph are still enumerated, until the deadline.
+            stopped = saturated or (frozen and selected)  # this e-graph is final
             frozen = frozen or self.stats.saturation.nodes > lim.max_nodes
             if (saturated or frozen) and expanded and 2**k >= lim.max_pii_nodes:
+                break
+            # A final e-graph with an output no choice of piis produces has no pii graph at
+            # any Γ(k): stop now (saturated, that proves the rules cannot reach one).
+            if expanded and stopped and not realizable:
                 break
 
     def first(self) -> PiiGraph:
