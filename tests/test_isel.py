@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from runtime_skeleton.hlo import parse_file
+from runtime_skeleton.hlo import parse_file, parse_module
 from runtime_skeleton.isel.phase1 import InstructionSelector, Limits
 from runtime_skeleton.isel.substitute import pii_graph_to_module
 from runtime_skeleton.reference import evaluate
@@ -215,3 +215,13 @@ def test_view_terms_reinterpret_bytes():
         (got,) = evaluate(to_module([view_term(x, st, dt)], params=[st]), [arg])
         assert got.dtype == dt.dtype.np and got.shape == dst[1]
         assert np.ascontiguousarray(got).view(np.uint8).tobytes() == value.tobytes()
+
+
+def test_shared_values_enter_the_egraph_once():
+    """A kernel's DAG enters the e-graph in time linear in its size: 60 doublings of one value
+    (x1 = x0 + x0, x2 = x1 + x1, ...) would be 2^60 nodes as a tree."""
+    lines = ["  x0 = f32[16]{0} parameter(0)"] + [f"  x{i} = f32[16]{{0}} add(x{i - 1}, x{i - 1})" for i in range(1, 61)]
+    text = ("HloModule doubling, entry_computation_layout={(f32[16]{0})->f32[16]{0}}\n\nENTRY main {\n"
+            + "\n".join(lines[:-1] + ["  ROOT " + lines[-1].strip()]) + "\n}\n")
+    sel = InstructionSelector(target("amx"), parse_module(text, "doubling"))
+    assert sum(len(v) for _, v in sel.eg.view.items()) < 200

@@ -34,27 +34,34 @@ class TensorEGraph:
 
     def add(self, term: Term | Class) -> int:
         """Add a term (children first); returns a reference (an egglog node handle) to it."""
-        return self._add(term)[0]
+        return self._add(term, {})[0]
 
-    def _add(self, term: Term | Class) -> tuple[int, ClassId | None]:
-        """(reference, the term's class if the snapshot has it already)."""
+    def _add(self, term: Term | Class, done: dict[int, tuple]) -> tuple[int, ClassId | None]:
+        """(reference, the term's class if the snapshot has it already). ``done``: the
+        subterms added so far by object, so a kernel's shared values (one Term object used
+        by many) are visited once, not once per path to them."""
         if isinstance(term, Class):
             return self.g.class_ref(term.id), term.id
-        kids = [self._add(a) for a in term.args]
+        hit = done.get(id(term))
+        if hit is not None:
+            return hit[1]
+        kids = [self._add(a, done) for a in term.args]
         key = self._key(term.type, term.attrs)
         ids = tuple(k for _, k in kids)
         if None not in ids:
             c = self._index.get((term.op, key, ids))
             if c is not None:
+                done[id(term)] = (term, (self.g.class_ref(c), c))  # the term is kept: its id stays unique
                 return self.g.class_ref(c), c
         refs = tuple(r for r, _ in kids)
         ref = self._pending.get((term.op, key, refs))
         if ref is None:
             ref = self._pending[(term.op, key, refs)] = self.g.node_ref(self.g.add(term.op, key, refs))
+        done[id(term)] = (term, (ref, None))
         return ref, None
 
     def union(self, c: ClassId, term: Term | Class) -> None:
-        ref, k = self._add(term)
+        ref, k = self._add(term, {})
         if k != c:
             self.g.union(self.g.class_ref(c), ref)
 
