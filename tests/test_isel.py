@@ -225,3 +225,18 @@ def test_shared_values_enter_the_egraph_once():
             + "\n".join(lines[:-1] + ["  ROOT " + lines[-1].strip()]) + "\n}\n")
     sel = InstructionSelector(target("amx"), parse_module(text, "doubling"))
     assert sum(len(v) for _, v in sel.eg.view.items()) < 200
+
+
+def test_in_place_operands_are_private_copies():
+    """An operand an instruction overwrites (vfmadd231ps's accumulator) is used by that
+    instruction alone, in every pii graph, also when its user is computed twice."""
+    sel = InstructionSelector(target("amx"), parse_file(ROOT / "tests/data/amx_inplace_shared.hlo"))
+    amx = target("amx")
+    graphs = list(itertools.islice(sel.pii_graphs(), 5))
+    assert graphs
+    for g in graphs:
+        users = collections.Counter(a for n in g.nodes for a in n.args)
+        for n in g.nodes:
+            alias = amx.instructions[n.op].alias if n.is_instruction else None
+            if alias is not None:
+                assert users[n.args[alias]] == 1, g.describe()

@@ -24,7 +24,7 @@ from .terms import PII_PREFIX, ENode, Term, View
 
 CONST_LEAVES = ("constant", "iota")
 
-Req = tuple  # (e-class, buffer it is wanted in[, (e-class, buffer) of the instruction that overwrites it])
+Req = tuple  # (e-class, buffer it is wanted in[, the requirement of the instruction that overwrites it in place])
 
 
 @dataclass(frozen=True)
@@ -157,10 +157,12 @@ class Extractor:
         """What a pii's operands are wanted as. An operand the instruction overwrites in
         place (read-modify-write: its output aliases that input) is wanted for this use
         alone, not shared with other users, which still need its value (four matmuls
-        accumulating into zeroed tiles each get their own zeroed tile)."""
+        accumulating into zeroed tiles each get their own zeroed tile). The use is named by
+        the user's whole requirement: a value computed twice (once shared, once as another
+        in-place operand) overwrites two different copies, not one twice."""
         reqs = tuple(zip(n.children, input_buffers(self.target, n)))
         a = self.target.instructions[n.instr].alias
-        return reqs if a is None else reqs[:a] + (reqs[a] + (req[:2],),) + reqs[a + 1:]
+        return reqs if a is None else reqs[:a] + (reqs[a] + (req,),) + reqs[a + 1:]
 
     def enumerate(self, roots: list[ClassId], max_nodes: int, limit: int,
                   max_steps: int = 20_000) -> list[PiiGraph]:
