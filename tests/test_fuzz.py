@@ -212,6 +212,7 @@ def test_fuzz_counts_and_saves_failures(monkeypatch, tmp_path):
     assert (r.n, r.compiled, r.verified, r.unsupported, r.failed) == (4, 2, 1, 1, 2)
     assert all(o.deterministic and o.timeout == 5 for o in calls)
     assert "fuzz: 4 kernels, 2 compiled, 1 verified, 1 unsupported, 2 failed" in lines
+    assert "  compiled share: 50.0% (2 of 4), verified 25.0%" in lines
     assert any("unsupported" in ln and "no pii graph: reverse in HBM" in ln for ln in lines)
     saved = sorted(p.name for p in tmp_path.iterdir())
     assert saved == ["fuzz_1.hlo", "fuzz_3.hlo"]

@@ -323,6 +323,8 @@ def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | N
 def report_lines(report: FuzzReport) -> list[str]:
     lines = [report.summary()]
     if report.n:
+        lines.append(f"  compiled share: {100 * report.compiled / report.n:.1f}% ({report.compiled} of {report.n}), "
+                     f"verified {100 * report.verified / report.n:.1f}%")
         times = [o.seconds for o in report.outcomes]
         comp = [o.seconds for o in report.outcomes if o.compiled]
         lines.append(f"  time per kernel: mean {sum(times) / len(times):.2f}s, max {max(times):.2f}s"
