@@ -872,7 +872,9 @@ def _reshape_concat() -> list[z3.BoolRef]:
     [R, 2K] blocked as [R, 2, K] (T(16,16)'s reshape) are the halves along the new dim."""
     x0, f0 = tensor("x", 2)
     x1, f1 = tensor("y", 2, (ints("n", 1)[0], x0.shape[1]))
-    rows = same(flatten2(concat([x0, x1], 0)), concat([flatten2(x0), flatten2(x1)], 0), f0 + f1 + [x1.shape[0] >= 1])
+    n0, c = x0.shape
+    rows = same(flatten2(concat([x0, x1], 0)), concat([flatten2(x0), flatten2(x1)], 0), f0 + f1 + [x1.shape[0] >= 1],
+                lemmas=lambda i: [euclid(i / c - n0, i % c, c)])  # (i - n0*c) / c == i / c - n0, and % c alike
     y0, g0 = tensor("a", 2)
     y1, g1 = tensor("b", 2, y0.shape)
     r, k = y0.shape
