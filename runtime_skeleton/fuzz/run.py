@@ -307,13 +307,12 @@ def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | N
     work = [(name or t, seed + i, max_nodes, min_nodes, ops, timeout_per_kernel) for i in range(n)]
     for i, (text, o) in enumerate(_outcomes(work, jobs if name else 1)):
         s = seed + i
-        k_nodes = o.nodes
         if o.status == FAILED and out_dir is not None:
             o.saved = str(save_failure(out_dir, t.name, s, text, o, max_nodes, ops))
         report.outcomes.append(o)
         detail = {VERIFIED: f"{o.instructions} instructions", UNSUPPORTED: o.category,
                   FAILED: f"{o.category}" + (f" -> {o.saved}" if o.saved else "")}[o.status]
-        say(f"[{i + 1}/{n}] seed {s}: {k_nodes} nodes, {o.status} in {o.seconds:.2f}s ({detail})")
+        say(f"[{i + 1}/{n}] seed {s}: {o.nodes} nodes, {o.status} in {o.seconds:.2f}s ({detail})")
     report.seconds = time.perf_counter() - t0
     for line in report_lines(report):
         say(line)

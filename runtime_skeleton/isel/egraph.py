@@ -74,12 +74,9 @@ class EGraph:
         self._snapshot: dict[ClassId, list[RawNode]] = {}
 
     # -- building ---------------------------------------------------------------
-    # Nodes and classes are named by references (node handles): ``node_ref`` for a
-    # node added with ``add`` (even before the next flush), ``class_ref`` for a class
-    # of the current snapshot.
-    def node_ref(self, node: int) -> int:
-        return node
-
+    # Nodes and classes are named by references, node handles: the handle ``add``
+    # returns (valid even before the next flush), or ``class_ref`` for a class of the
+    # current snapshot.
     def class_ref(self, cls: ClassId) -> int:
         return self._rep[cls]
 

@@ -131,6 +131,7 @@ class Extractor:
         self.const = constant_classes(self.view)
         self.hbm = self.target.hbm.name
         self._options: dict[Req, list[Choice]] = {}
+        self._bounds: dict[tuple, dict[Req, int]] = {}  # (roots, shared) -> lower_bounds (the view is frozen)
 
     def options(self, req: Req) -> list[Choice]:
         if req in self._options:
@@ -173,10 +174,10 @@ class Extractor:
         close a cycle or cannot fit the bound even if their operands share every pii
         (a tree count would prune graphs that fit by sharing); ``max_steps`` bounds the
         search on huge e-graphs."""
+        if not self.realizable(roots):
+            return []
         reqs = [(r, self.hbm) for r in roots]
         bound = self.lower_bounds(reqs)
-        if any(r not in bound for r in reqs):
-            return []
         self._need = self.lower_bounds(reqs, shared=True)
         found: dict[tuple, PiiGraph] = {}
         self._steps = max_steps
@@ -199,6 +200,12 @@ class Extractor:
         summed: what a choice costs when nothing is shared, to order choices), or with
         ``shared`` an admissible bound for a DAG (the largest operand's count: operands may
         share all their piis); requirements that cannot be realized at all are absent."""
+        key = (tuple(roots), shared)
+        if key not in self._bounds:
+            self._bounds[key] = self._lower_bounds(roots, shared)
+        return self._bounds[key]
+
+    def _lower_bounds(self, roots: list[Req], shared: bool) -> dict[Req, int]:
         reach: list[Req] = []
         seen: set[Req] = set()
         stack = list(roots)
@@ -210,6 +217,7 @@ class Extractor:
             reach.append(r)
             for ch in self.options(r):
                 stack.extend(ch.reqs)
+
         def combine(xs: list[int]) -> int:
             return max(xs, default=0) if shared else sum(xs)
 

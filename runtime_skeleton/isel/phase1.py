@@ -19,11 +19,11 @@ from ..ir.graph import Module
 from ..ir.types import TensorType
 from ..target import TargetDef
 from . import bflat
+from .axioms import Make, dot_dims
 from .convert import module_to_terms
 from .extract import Extractor, PiiGraph, explain
 from .identity import IDENTITY_RULES
 from .isa_rules import Pattern, isa_rules
-from .axioms import dot_dims
 from .rules import Admit, Rule, SaturationStats, run_rules
 from .tensor_egraph import TensorEGraph
 from .terms import IDENTITY_OPS, PII_PREFIX, Class, ENode, Term, View
@@ -58,27 +58,20 @@ def target_ops(patterns: list[Pattern]) -> set[str]:
     return set().union(*(p.ops for p in patterns)) if patterns else set()
 
 
-# Operators whose dtypes no axiom changes: a dot stays a dot of the same (lhs, rhs, result)
-# dtypes under splits, transposes and commutation (the outer product, which turns it into a
-# multiply, needs a contraction of size 1). Not copy: a pattern's copy matches modulo views,
-# so a copy of bytes can be an instruction's copy of words.
-SIGNATURE_OPS = ("dot",)
-
-
-def signatures(patterns: list[Pattern]) -> frozenset[tuple[str, ...]]:
-    """(op, operand dtypes..., result dtype) of the SIGNATURE_OPS nodes in the instructions'
-    semantics, dots in both operand orders. An operand that the semantics converts counts
-    with its dtype before the convert too: dot(s8, s8) -> s32 is dot(convert, convert)."""
+def dot_signatures(patterns: list[Pattern]) -> frozenset[tuple[str, str, str]]:
+    """(lhs, rhs, result) dtypes of the dots in the instructions' semantics, in both operand
+    orders. An operand that the semantics converts counts with its dtype before the convert
+    too: dot(s8, s8) -> s32 is dot(convert, convert)."""
     sigs = set()
     for p in patterns:
         for n in p.nodes:
-            if n.op in SIGNATURE_OPS:
+            if n.op == "dot":
                 options = []
                 for k in n.children:
                     c = p.nodes[k]
                     options.append({c.dtype} | ({p.nodes[c.children[0]].dtype} if c.op == "convert" else set()))
-                for args in itertools.product(*options):
-                    sigs |= {(n.op, *args, n.dtype), (n.op, *args[::-1], n.dtype)}
+                for a, b in itertools.product(*options):
+                    sigs |= {(a, b, n.dtype), (b, a, n.dtype)}
     return frozenset(sigs)
 
 
@@ -86,20 +79,21 @@ def signature_filter(patterns: list[Pattern]) -> Admit:
     """Act Appendix C.2 keeps a rule when its operators can lead to an instruction's; this
     refines it by dtype, per result: a dot that a rule builds (an identity matmul, a
     reduction or a broadcast as a matmul) with dtypes no instruction's dot has can never
-    become an instruction, so it is not added. Dropping rewrites cannot make phase 1 unsound."""
-    sigs = signatures(patterns)
-
-    def dtype(view: View, x: Term | Class) -> str:
-        return (view.type(x.id) if isinstance(x, Class) else x.type).dtype.name
-
-    def shape(view: View, x: Term | Class) -> tuple[int, ...]:
-        return (view.type(x.id) if isinstance(x, Class) else x.type).shape
+    become an instruction, so it is not added. A dot keeps its (lhs, rhs, result) dtypes
+    under every axiom (splits, transposes, commutation) except the outer product, which
+    needs a contraction of size 1 and turns it into a multiply. (Not so for copies: a
+    pattern's copy matches modulo views, so a copy of bytes can be an instruction's copy of
+    words.) Dropping rewrites cannot make phase 1 unsound."""
+    sigs = dot_signatures(patterns)
 
     def admit(view: View, t: Term | Class) -> bool:
         if isinstance(t, Class):
             return True
-        if t.op in SIGNATURE_OPS and (t.op, *(dtype(view, a) for a in t.args), t.type.dtype.name) not in sigs:
-            if t.op != "dot" or math.prod(shape(view, t.args[0])[d] for d in dot_dims(t)[1]) != 1:  # type: ignore[arg-type]
+        if t.op == "dot":
+            ty = Make(view).type
+            a, b = t.args
+            if (ty(a).dtype.name, ty(b).dtype.name, t.type.dtype.name) not in sigs and \
+                    math.prod(ty(a).shape[d] for d in dot_dims(t)[1]) != 1:  # type: ignore[arg-type]
                 return False
         return all(admit(view, x) for x in t.args)
 

@@ -56,7 +56,7 @@ class TensorEGraph:
         refs = tuple(r for r, _ in kids)
         ref = self._pending.get((term.op, key, refs))
         if ref is None:
-            ref = self._pending[(term.op, key, refs)] = self.g.node_ref(self.g.add(term.op, key, refs))
+            ref = self._pending[(term.op, key, refs)] = self.g.add(term.op, key, refs)
         done[id(term)] = (term, (ref, None))
         return ref, None
 
