@@ -51,7 +51,7 @@ def _run(target: TargetDef, ns: argparse.Namespace) -> int:
     if ns.random is not None:
         arrays.update({f"arg{i}": a for i, a in enumerate(inputs)})
     save_arrays(ns.output, arrays)
-    print(f"{ns.program}: ran {len(prog.instructions)} instructions; wrote {len(outputs)} output(s) to {ns.output}")
+    print(f"{ns.program}: ran {prog.executed()} instructions; wrote {len(outputs)} output(s) to {ns.output}")
     module = parse_file(ns.expect) if ns.expect else None
     timing = time_program(target, prog)
     _print_timing(timing, roofline(target, prog, module))
@@ -173,7 +173,7 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     if ns.json:
         pathlib.Path(ns.json).write_text(json.dumps(res.json(), indent=1) + "\n")
     st = res.stats
-    print(f"{ns.kernel} -> {ns.output}: {len(res.program.instructions)} instructions, cost {res.cost:g} "
+    print(f"{ns.kernel} -> {ns.output}: {res.program.executed()} instructions, cost {res.cost:g} "
           f"(candidate {st.best_index} of {st.candidates}; {st.pii_graphs} pii graphs, {st.orders_tried} orders)")
     print(f"  time {st.seconds:.2f}s: phase 1 {st.phase1_seconds:.2f}s, phase 2 {st.phase2_seconds:.2f}s, "
           f"emit {st.emit_seconds:.2f}s")

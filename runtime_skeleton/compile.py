@@ -28,6 +28,7 @@ from .isel.extract import PiiGraph
 from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph
 from .sim.cost import cycles
 from .sim.program import Program, print_program
+from .superopt.strip import Tiling
 from .target import TargetDef
 
 CostModel = Callable[[TargetDef, Program], float]
@@ -45,6 +46,8 @@ class CompileOptions:
     phase1: Limits = field(default_factory=lambda: Limits(timeout=math.inf))  # phase 1 may use all of timeout
     solve: SolveOptions = field(default_factory=SolveOptions)
     cost: CostModel = cycles
+    tiling: bool = True  # when the kernel does not compile as straight-line code, strip-mine it into loops
+    direct_share: float = 0.25  # of the time left, what the straight-line attempt may use before tiling is tried
 
 
 @dataclass
@@ -81,6 +84,7 @@ class CompileResult:
     allocation: Allocation
     stats: CompileStats
     module: Module
+    tiling: Tiling | None = None  # the loop nest, when the program is a tile program in loops
 
     @property
     def text(self) -> str:
@@ -143,11 +147,23 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
 
 
 def compile_module(target: TargetDef, module: Module, opts: CompileOptions | None = None) -> CompileResult:
-    """The cheapest program found (Fig. 14a); CompileError says why there is none."""
+    """The cheapest program found (Fig. 14a); CompileError says why there is none.
+
+    A kernel that does not compile as straight-line code within its share of the
+    time is strip-mined into loops over tiles (superopt.tiled) when it can be."""
     opts = opts or CompileOptions()
+    deadline = time.perf_counter() + opts.timeout
+    if not opts.tiling:
+        return compile_direct(target, module, opts, deadline)
+    from .superopt.tiled import compile_tiled
+
+    return compile_tiled(target, module, opts, deadline)
+
+
+def compile_direct(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
+    """Act's compiler on the whole kernel: one straight-line program."""
     stats = CompileStats()
     t0 = time.perf_counter()
-    deadline = t0 + opts.timeout
     best: tuple[float, Candidate] | None = None
     when_best = 0.0
 

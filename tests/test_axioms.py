@@ -434,6 +434,8 @@ cases("reduce-as-dot-float")(lambda: [reduce(P(0, "f32", 4, 5), zero("f32"), (1,
                                       reduce(P(0, "f32", 2, 3, 4), zero("f32"), (2,))])
 cases("negate-as-dot")(lambda: [op("negate", P(0, dt, *s)) for dt, s in
                                 (("s32", (3, 4)), ("s8", (5, 2)), ("u8", (2, 3)))])
+cases("negate-as-multiply")(lambda: [op("negate", P(0, dt, *s)) for dt, s in
+                                     (("s32", (3, 4)), ("s8", (7,)), ("f32", (1, 16)), ("bf16", (2, 3, 2)))])
 cases("negate-as-dot-float")(lambda: [op("negate", P(0, dt, *s)) for dt, s in
                                       (("f32", (3, 4)), ("bf16", (5, 2)), ("f16", (1, 3)))])
 

@@ -14,7 +14,7 @@ from ..isel.convert import to_module
 from ..isel.extract import PiiGraph
 from ..layout import bflat
 from ..reference import evaluate
-from ..sim.program import ConcreteInstr, ConstData, Program, TensorDecl
+from ..sim.program import ConcreteInstr, ConstData, Loop, Program, TensorDecl
 
 
 def constant_bytes(g: PiiGraph, v: int) -> bytes:
@@ -48,5 +48,11 @@ def program_json(prog: Program) -> dict:
         "inputs": [{"name": d.name, "type": str(d.type), "offset": d.offset} for d in prog.inputs],
         "outputs": [{"name": d.name, "type": str(d.type), "offset": d.offset} for d in prog.outputs],
         "constants": [{"offset": c.offset, "hex": c.data.hex()} for c in prog.consts],
-        "instructions": [{"op": i.name, "attrs": dict(i.attrs)} for i in prog.instructions],
+        "instructions": _items_json(prog.instructions),
     }
+
+
+def _items_json(items) -> list[dict]:
+    return [{"loop": it.var, "start": it.start, "stop": it.stop, "body": _items_json(it.body)} if isinstance(it, Loop)
+            else {"op": it.name, "attrs": {k: v if isinstance(v, int) else str(v) for k, v in it.attrs.items()}}
+            for it in items]

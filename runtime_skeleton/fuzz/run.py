@@ -225,7 +225,7 @@ def check_kernel(target: TargetDef | str, text: str, seed: int = 0, timeout: flo
             cat, reason = f"timeout ({cat.split(':')[0]})", cat
         return Outcome(seed, status, cat, msg, False, seconds, nodes, at_limit=at_limit, reason=reason)
     seconds = time.perf_counter() - t0
-    ninstr = len(res.program.instructions)
+    ninstr = res.program.executed()
     try:
         problems = verify(target, res)
     except KeyboardInterrupt:

@@ -1216,6 +1216,16 @@ def multiply_negone(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
             yield mk.op("negate", [x])
 
 
+@axiom("negate-as-multiply", {"negate"}, {"multiply", "broadcast", "constant"}, expansive=True)
+def negate_as_multiply(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """negate(x) = multiply(x, broadcast(-1)) for signed ints (wrapping) and floats (a sign flip in IEEE);
+    targets with a vector multiply but no negate run it with a constant operand."""
+    t = node.type
+    if t.dtype.is_signed:
+        mk = Make(view)
+        yield mk.op("multiply", [Class(node.children[0]), mk.broadcast(mk.scalar(-1, t.dtype), t.shape, ())])
+
+
 def _pow2(v: np.ndarray | None, bits: int) -> int | None:
     k = int_value(v)
     if k is None or k < 2 or k & (k - 1) or k.bit_length() - 1 >= bits:

@@ -30,7 +30,7 @@ transpose-elementwise, slice-elementwise, reshape-elementwise (2-D to 1-D),
 every ``<op>-split``, add-comm, multiply-comm, maximum-comm, minimum-comm,
 and-comm, or-comm, xor-comm, maximum-idem, minimum-idem, maximum-absorb, minimum-absorb, maximum-as-clamp,
 minimum-as-clamp, clamp-as-minmax, clamp-clamp, subtract-as-add-negate, negate-negate,
-add-zero, multiply-one, multiply-negone, multiply-pow2-shift,
+add-zero, multiply-one, multiply-negone, negate-as-multiply, multiply-pow2-shift,
 divide-pow2-shift, convert-convert (all integer type chains), copy-intro and
 copy-elim; and the layout axioms slice-bitcast-convert, slice-reshape-strided
 (strided, whole-row and one-row windows), slice-reshape (a split and a merge group),
@@ -705,6 +705,11 @@ def _multiply_negone() -> list[z3.BoolRef]:
     claims = [a * -1 == -a for (a, _), _, signed in _bv_cases() if signed]
     claims += [z3.fpMul(_RM, a, z3.FPVal(-1.0, a.sort())) == z3.fpNeg(a) for (a, _), _ in _fp_cases()]
     return claims
+
+
+@proves("negate-as-multiply")
+def _negate_as_multiply() -> list[z3.BoolRef]:
+    return _multiply_negone()  # the same identity, read the other way
 
 
 @proves("multiply-pow2-shift")

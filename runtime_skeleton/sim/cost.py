@@ -13,7 +13,7 @@ from .timing import time_program
 
 
 def latency_sum(target: TargetDef, prog: Program) -> int:
-    return sum(int(target.instructions[i.name].latency(i.attrs)) for i in prog.instructions)
+    return sum(int(target.instructions[i.name].latency(i.attrs)) for i in prog.flat())
 
 
 def cycles(target: TargetDef, prog: Program) -> int:

@@ -106,7 +106,7 @@ def run_program(target: TargetDef, prog: Program, inputs: Sequence[np.ndarray],
         m.write_hbm(decl.offset, bflat(arr, decl.type), f"input {decl.name}", decl.loc)
     for c in prog.consts:
         m.write_hbm(c.offset, c.data, "constant", c.loc)
-    for i, ci in enumerate(prog.instructions):
+    for i, ci in enumerate(prog.flat()):
         if on_step:
             on_step(i, ci)
         m.step(ci)

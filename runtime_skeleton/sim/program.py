@@ -5,13 +5,19 @@
     .output out0 bf16[64,64]{1,0} @24576
     .const  @32768 0011aabb...                  # hex bytes, or a .npy path (relative to the program)
     load_rm n=64 addr_in=0 addr_out=0           # one instruction per line: name key=value ...
+    .loop i 0 4                                 # a counted loop, i = 0, 1, 2, 3 (loops nest)
+      load_rm n=16 addr_in=2048*i addr_out=0    # attributes are affine in the enclosing loop variables
+    .endloop
 
-'#' starts a comment. Errors are ``file:line:col: message``.
+'#' starts a comment. Errors are ``file:line:col: message``. A program with loops
+runs as its unrolled instruction stream (``Program.flat``): the simulator, the timing
+model and the roofline see exactly the instructions a loop executes.
 """
 from __future__ import annotations
 
 import pathlib
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,10 +46,68 @@ class ConstData:
 
 
 @dataclass(frozen=True)
+class Affine:
+    """An attribute value inside loops: const + sum of coefficient * loop variable."""
+
+    const: int
+    terms: tuple[tuple[str, int], ...] = ()  # (variable, coefficient), sorted, no zero coefficients
+
+    @staticmethod
+    def of(const: int, terms: Mapping[str, int] | None = None) -> Affine | int:
+        """The value, as a plain int when no variable is left."""
+        kept = tuple(sorted((v, c) for v, c in (terms or {}).items() if c))
+        return Affine(const, kept) if kept else const
+
+    def at(self, env: Mapping[str, int]) -> int:
+        return self.const + sum(c * env[v] for v, c in self.terms)
+
+    def __str__(self) -> str:
+        parts = [str(self.const)] if self.const else []
+        for v, c in self.terms:
+            term = v if abs(c) == 1 else f"{abs(c)}*{v}"
+            parts.append(("-" if c < 0 else "+" if parts else "") + term)
+        return "".join(parts)
+
+
+Attr = int | Affine
+
+
+def value_at(v: Attr, env: Mapping[str, int]) -> int:
+    return v.at(env) if isinstance(v, Affine) else v
+
+
+def shift(v: Attr, const: int, terms: Mapping[str, int] | None = None) -> Attr:
+    """v + const + sum(terms): relocating an address into loop-varying memory."""
+    base = v if isinstance(v, Affine) else Affine(v)
+    merged = dict(base.terms)
+    for var, c in (terms or {}).items():
+        merged[var] = merged.get(var, 0) + c
+    return Affine.of(base.const + const, merged)
+
+
+@dataclass(frozen=True)
 class ConcreteInstr:
     name: str
-    attrs: dict[str, int]
+    attrs: dict[str, Attr]
     loc: SourceLoc | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Loop:
+    """``.loop var start stop`` ... ``.endloop``: the body once per var in [start, stop)."""
+
+    var: str
+    start: int
+    stop: int
+    body: tuple[ConcreteInstr | Loop, ...]
+    loc: SourceLoc | None = field(default=None, compare=False)
+
+    @property
+    def trips(self) -> int:
+        return max(0, self.stop - self.start)
+
+
+Item = ConcreteInstr | Loop
 
 
 @dataclass
@@ -52,7 +116,34 @@ class Program:
     inputs: list[TensorDecl] = field(default_factory=list)
     outputs: list[TensorDecl] = field(default_factory=list)
     consts: list[ConstData] = field(default_factory=list)
-    instructions: list[ConcreteInstr] = field(default_factory=list)
+    instructions: list[Item] = field(default_factory=list)  # straight-line code and loops
+
+    def flat(self) -> Iterator[ConcreteInstr]:
+        """The instructions in execution order, loops unrolled, attributes evaluated."""
+        return _unroll(self.instructions, {})
+
+    def executed(self) -> int:
+        """How many instructions a run executes."""
+        return _count(self.instructions)
+
+    @property
+    def has_loops(self) -> bool:
+        return any(isinstance(i, Loop) for i in self.instructions)
+
+
+def _unroll(items, env: dict[str, int]) -> Iterator[ConcreteInstr]:
+    for it in items:
+        if isinstance(it, Loop):
+            for k in range(it.start, it.stop):
+                yield from _unroll(it.body, {**env, it.var: k})
+        elif env or any(isinstance(v, Affine) for v in it.attrs.values()):
+            yield ConcreteInstr(it.name, {k: value_at(v, env) for k, v in it.attrs.items()}, it.loc)
+        else:
+            yield it
+
+
+def _count(items) -> int:
+    return sum(it.trips * _count(it.body) if isinstance(it, Loop) else 1 for it in items)
 
 
 _TOKEN = re.compile(r"\S+")
@@ -61,6 +152,8 @@ _TOKEN = re.compile(r"\S+")
 def parse_program(text: str, filename: str = "<string>") -> Program:
     prog = Program()
     base = pathlib.Path(filename).parent
+    open_loops: list[tuple[tuple[str, int, int, SourceLoc], list[Item]]] = []
+    body: list[Item] = prog.instructions
     for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0]
         toks = [(m.group(), m.start() + 1) for m in _TOKEN.finditer(line)]
@@ -68,11 +161,48 @@ def parse_program(text: str, filename: str = "<string>") -> Program:
             continue
         at = lambda col: SourceLoc(filename, lineno, col)  # noqa: E731
         head, col = toks[0]
-        if head.startswith("."):
+        if head == ".loop":
+            header = _loop_header(toks, at, [h[0] for h, _ in open_loops])
+            open_loops.append((header, body))
+            body = []
+        elif head == ".endloop":
+            if len(toks) != 1:
+                raise ProgramError("'.endloop' takes no arguments", at(toks[1][1]))
+            if not open_loops:
+                raise ProgramError("'.endloop' without a '.loop'", at(col))
+            (var, start, stop, loc), outer = open_loops.pop()
+            outer.append(Loop(var, start, stop, tuple(body), loc))
+            body = outer
+        elif head.startswith("."):
+            if open_loops:
+                raise ProgramError(f"'{head}' inside a loop (directives come before or after loops)", at(col))
             _directive(prog, head, toks, at, base)
         else:
-            prog.instructions.append(_instruction(head, toks[1:], at(col), at))
+            body.append(_instruction(head, toks[1:], at(col), at, {h[0] for h, _ in open_loops}))
+    if open_loops:
+        (_, _, _, loc), _ = open_loops[-1]
+        raise ProgramError("'.loop' without its '.endloop'", loc)
     return prog
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*$")
+
+
+def _loop_header(toks, at, enclosing: list[str]) -> tuple[str, int, int, SourceLoc]:
+    if len(toks) != 4:
+        raise ProgramError("'.loop' takes: VAR START STOP", at(toks[0][1]))
+    (var, vcol), (lo, lcol), (hi, hcol) = toks[1:]
+    if not _NAME.match(var):
+        raise ProgramError(f"bad loop variable '{var}'", at(vcol))
+    if var in enclosing:
+        raise ProgramError(f"loop variable '{var}' is already the variable of an enclosing loop", at(vcol))
+    bounds = []
+    for text, col in ((lo, lcol), (hi, hcol)):
+        try:
+            bounds.append(int(text, 0))
+        except ValueError:
+            raise ProgramError(f"loop bound must be an integer, got '{text}'", at(col)) from None
+    return var, bounds[0], bounds[1], at(toks[0][1])
 
 
 def _directive(prog: Program, head: str, toks, at, base: pathlib.Path) -> None:
@@ -97,19 +227,46 @@ def _directive(prog: Program, head: str, toks, at, base: pathlib.Path) -> None:
                            at(toks[0][1]))
 
 
-def _instruction(name: str, args, loc: SourceLoc, at) -> ConcreteInstr:
-    attrs: dict[str, int] = {}
+def _instruction(name: str, args, loc: SourceLoc, at, loop_vars: set[str]) -> ConcreteInstr:
+    attrs: dict[str, Attr] = {}
     for tok, col in args:
         key, eq, val = tok.partition("=")
         if not eq or not key:
             raise ProgramError(f"expected key=value, got '{tok}'", at(col))
         if key in attrs:
             raise ProgramError(f"attribute '{key}' given twice", at(col))
-        try:
-            attrs[key] = int(val, 0)
-        except ValueError:
-            raise ProgramError(f"attribute '{key}' needs an integer value, got '{val}'", at(col + len(key) + 1)) from None
+        attrs[key] = _attr_value(key, val, loop_vars, at(col + len(key) + 1))
     return ConcreteInstr(name, attrs, loc)
+
+
+_TERM = re.compile(r"([+-]?)(?:(\w+)\*([A-Za-z_]\w*)|([A-Za-z_]\w*)|(\w+))")
+
+
+def _attr_value(key: str, text: str, loop_vars: set[str], loc: SourceLoc) -> Attr:
+    """An integer, or an affine expression in enclosing loop variables: 16+64*i-j."""
+    const, terms, pos = 0, {}, 0
+    while pos < len(text):
+        m = _TERM.match(text, pos)
+        if m is None or (pos > 0 and not m.group(1)):
+            raise ProgramError(f"attribute '{key}' needs an integer or an affine expression in loop variables, "
+                               f"got '{text}'", loc)
+        sign = -1 if m.group(1) == "-" else 1
+        coef_text, var = (m.group(2), m.group(3)) if m.group(3) else ("1", m.group(4))
+        try:
+            if var is None:
+                const += sign * int(m.group(5), 0)
+            else:
+                if not loop_vars:
+                    raise ValueError(var)
+                if var not in loop_vars:
+                    raise ProgramError(f"attribute '{key}': '{var}' is not the variable of an enclosing loop", loc)
+                terms[var] = terms.get(var, 0) + sign * int(coef_text, 0)
+        except ValueError:
+            raise ProgramError(f"attribute '{key}' needs an integer value, got '{text}'", loc) from None
+        pos = m.end()
+    if not text:
+        raise ProgramError(f"attribute '{key}' needs an integer value, got ''", loc)
+    return Affine.of(const, terms)
 
 
 def _tensor_type(text: str, loc: SourceLoc) -> TensorType:
@@ -157,5 +314,15 @@ def print_program(prog: Program) -> str:
     for kind, decls in ((".input ", prog.inputs), (".output", prog.outputs)):
         lines += [f"{kind} {d.name} {d.type} @{d.offset}" for d in decls]
     lines += [f".const  @{c.offset} {c.data.hex()}" for c in prog.consts]
-    lines += [" ".join([i.name] + [f"{k}={v}" for k, v in i.attrs.items()]) for i in prog.instructions]
+    _print_items(prog.instructions, "", lines)
     return "\n".join(lines) + "\n"
+
+
+def _print_items(items, indent: str, lines: list[str]) -> None:
+    for it in items:
+        if isinstance(it, Loop):
+            lines.append(f"{indent}.loop {it.var} {it.start} {it.stop}")
+            _print_items(it.body, indent + "  ", lines)
+            lines.append(f"{indent}.endloop")
+        else:
+            lines.append(indent + " ".join([it.name] + [f"{k}={v}" for k, v in it.attrs.items()]))

@@ -128,7 +128,7 @@ def program_flops(target: TargetDef, prog: Program) -> dict[FlopClass, int]:
     """Flops of the program's instructions, each counted from its g(α)."""
     per_instr: dict[tuple, dict[FlopClass, int]] = {}
     total: dict[FlopClass, int] = defaultdict(int)
-    for ci in prog.instructions:
+    for ci in prog.flat():
         ins = target.instructions.get(ci.name)
         if ins is None:
             raise SimError(f"unknown instruction '{ci.name}' for target {target.name}", ci.loc)

@@ -86,7 +86,8 @@ def time_program(target: TargetDef, prog: Program) -> Timing:
     busy = dict.fromkeys(engines, 0)
     moved: dict[tuple[str, str], int] = defaultdict(int)
     row_bytes = {name: math.prod(b.unit_shape) * b.dtype.nbytes for name, b in target.buffers.items()}
-    accesses = _accesses(target, prog)
+    ops = tuple(prog.flat())
+    accesses = _accesses(target, ops)
     grids = _grids(target, accesses)
     out: list[InstrTiming] = []
     for ins, latency, slices in accesses:
@@ -106,17 +107,17 @@ def time_program(target: TargetDef, prog: Program) -> Timing:
         g.written[w] = end  # every earlier write of these cells finished by `ready`
         out.append(InstrTiming(ready, end, ins.engine))
     return Timing(max((t.end for t in out), default=0), tuple(out), busy, dict(moved),
-                  tuple(prog.instructions), target.clock_hz)
+                  ops, target.clock_hz)
 
 
 Access = tuple[type[InstructionDef], int, list[tuple[str, Rect]]]  # instruction, latency, [output, inputs...]
 
 
-def _accesses(target: TargetDef, prog: Program) -> list[Access]:
+def _accesses(target: TargetDef, ops: tuple[ConcreteInstr, ...]) -> list[Access]:
     """Each instruction's latency and slices, checked as the simulator checks them."""
     shapes = {name: b.access_shape for name, b in target.buffers.items()}
     found = []
-    for ci in prog.instructions:
+    for ci in ops:
         ins = target.instructions.get(ci.name)
         if ins is None:
             raise SimError(f"unknown instruction '{ci.name}' for target {target.name}", ci.loc)

@@ -1,0 +1,249 @@
+"""Strip-mining a kernel into a loop over tiles (Axon §4.3's strip loop).
+
+The output is cut along its outermost (most major) dimension into ``trips`` tiles
+of ``t`` rows. Walking the graph from the root, every value gets a *label*: which
+of its dimensions follows the strip (and whether in reverse order, through a
+``reverse``), or ``None`` when each tile needs the whole value (the right-hand
+side of a dot, a broadcast operand the strip does not touch, a scalar). The tile
+kernel is the same graph with every labelled dimension cut to ``t``; a parameter
+the strip runs through becomes a tile of the input, which must be a contiguous
+range of its bytes (every dimension more major than the strip has extent 1),
+so that iteration ``i`` reads it at ``offset + i * tile_bytes``. A value needed
+under two labels is computed twice (once per label), so nothing here depends on
+how the graph shares values.
+
+Tiling composes: the tile kernel of one strip can be strip-mined again along its
+next dimension (its outer dimension now has extent 1), which gives loop nests.
+Operators whose tiles are not independent (a reduce over the strip dimension, a
+reshape, a slice of part of the strip) make a kernel not strip-mineable; the
+error names the operator.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..errors import ActgenError
+from ..ir.graph import Computation, Instruction, Module
+from ..ir.ops import BINARY_OPS, UNARY_OPS
+from ..ir.types import TensorType
+from ..layout import byte_size
+from ..layout.flatten import physical_order
+
+Label = tuple[int, bool] | None  # (strip dimension, reversed tile order), or None: the whole value
+
+ELEMENTWISE = UNARY_OPS | BINARY_OPS | frozenset({"convert", "select", "compare", "clamp"})
+
+
+class NotTileable(ActgenError):
+    """The kernel cannot be cut into independent tiles this way; the message says why."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a tile kernel's HBM tensor lies in the full kernel's tensor: tensor
+    ``source`` (an input index, or the output for outputs), at byte offset
+    ``const + sum(coef * loop variable)`` from its start."""
+
+    source: int
+    const: int = 0
+    terms: tuple[tuple[str, int], ...] = ()
+
+    def shifted(self, const: int, terms: tuple[tuple[str, int], ...]) -> Placement:
+        merged = dict(self.terms)
+        for v, c in terms:
+            merged[v] = merged.get(v, 0) + c
+        return Placement(self.source, self.const + const, tuple(sorted((v, c) for v, c in merged.items() if c)))
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """A loop nest (outermost first: variable, trip count) whose body is ``tile``."""
+
+    loops: tuple[tuple[str, int], ...]
+    tile: Module
+    inputs: tuple[Placement, ...]  # per parameter of the tile kernel
+    output: Placement
+    dims: tuple[tuple[int, int, int], ...] = field(default=())  # per loop: (dimension, extent, tile rows)
+
+    def describe(self) -> str:
+        loops = " x ".join(f"{v}<{n}" for v, n in self.loops)
+        return f"loops {loops} over tiles {self.tile.result_type}"
+
+
+def strip_dimension(t: TensorType) -> int | None:
+    """The most major dimension of extent > 1 (None: a single element)."""
+    perm, tile = physical_order(t)
+    if tile:
+        return None
+    return next((d for d in perm if t.shape[d] > 1), None)
+
+
+def tile_sizes(module: Module) -> list[int]:
+    """The proper divisors of the output's strip extent, smallest first ([] when none)."""
+    root = module.result_type
+    if not isinstance(root, TensorType):
+        return []
+    d = strip_dimension(root)
+    if d is None:
+        return []
+    n = root.shape[d]
+    return [t for t in range(1, n) if n % t == 0]
+
+
+def _contiguous_row_bytes(t: TensorType, dim: int, what: str) -> int:
+    """Bytes from one index of ``dim`` to the next, when a range of it is contiguous."""
+    perm, tile = physical_order(t)
+    if tile:
+        raise NotTileable(f"{what} has a tiled layout {t.effective_layout}")
+    k = perm.index(dim)
+    if any(t.shape[p] > 1 for p in perm[:k]):
+        raise NotTileable(f"{what}: a tile along dimension {dim} of {t} is not contiguous in memory")
+    return byte_size(t) // t.shape[dim]
+
+
+def strip(module: Module, t: int, var: str) -> Tiling:
+    """One loop over the output's strip dimension with tiles of ``t`` rows."""
+    comp = module.entry_computation
+    root = comp.root_instruction
+    if not isinstance(root.type, TensorType):
+        raise NotTileable("the kernel has several outputs (a tuple)")
+    dim = strip_dimension(root.type)
+    if dim is None:
+        raise NotTileable("the output has a single element")
+    n = root.type.shape[dim]
+    if t < 1 or t >= n or n % t:
+        raise NotTileable(f"tile of {t} rows does not divide the strip of {n}")
+    out_row = _contiguous_row_bytes(root.type, dim, "the output")
+    b = _Builder(comp, n, t, var)
+    name = b.visit(root.name, (dim, False))
+    entry = Computation(comp.name, b.out, name)
+    tile = Module(module.name, {**module.computations, comp.name: entry}, module.entry)
+    trips = n // t
+    return Tiling(((var, trips),), tile, tuple(b.placements), Placement(0, 0, ((var, out_row * t),)),
+                  ((dim, n, t),))
+
+
+def nest(outer: Tiling, inner: Tiling) -> Tiling:
+    """``inner`` strip-mines ``outer``'s tile kernel: one loop nest for both."""
+    inputs = tuple(outer.inputs[p.source].shifted(p.const, p.terms) for p in inner.inputs)
+    output = outer.output.shifted(inner.output.const, inner.output.terms)
+    return Tiling(outer.loops + inner.loops, inner.tile, inputs, output, outer.dims + inner.dims)
+
+
+class _Builder:
+    def __init__(self, comp: Computation, n: int, t: int, var: str):
+        self.comp, self.n, self.t, self.var = comp, n, t, var
+        self.out: list[Instruction] = []
+        self.placements: list[Placement] = []
+        self.names: dict[tuple[str, Label], str] = {}
+        self.taken = {i.name for i in comp.instructions}
+
+    def visit(self, name: str, label: Label) -> str:
+        key = (name, label)
+        if key not in self.names:
+            self.names[key] = self._make(self.comp[name], label)
+        return self.names[key]
+
+    def _fresh(self, name: str, label: Label) -> str:
+        if label is None:
+            return name
+        base = f"{name}.{'r' if label[1] else 't'}{label[0]}"
+        new, k = base, 0
+        while new in self.taken:
+            k += 1
+            new = f"{base}.{k}"
+        self.taken.add(new)
+        return new
+
+    def _make(self, ins: Instruction, label: Label) -> str:
+        if label is None and ins.opcode != "parameter":
+            operands = tuple(self.visit(o, None) for o in ins.operands)
+            self.out.append(replace(ins, operands=operands))
+            return ins.name
+        if ins.opcode == "parameter":
+            return self._parameter(ins, label)
+        dim, rev = label
+        labels = self._operand_labels(ins, dim, rev)
+        operands = tuple(self.visit(o, lab) for o, lab in zip(ins.operands, labels))
+        t = ins.tensor_type
+        shape = tuple(self.t if d == dim else s for d, s in enumerate(t.shape))
+        new = Instruction(self._fresh(ins.name, label), ins.opcode, TensorType(t.dtype, shape, t.layout), operands,
+                          ins.attrs, ins.loc)
+        self.out.append(new)
+        return new.name
+
+    def _parameter(self, ins: Instruction, label: Label) -> str:
+        src = ins.attrs["parameter_number"]
+        t = ins.tensor_type
+        if label is None:
+            place, ty = Placement(src), t
+        else:
+            dim, rev = label
+            row = _contiguous_row_bytes(t, dim, f"parameter {ins.name}")
+            step = row * self.t
+            trips = self.n // self.t
+            place = Placement(src, step * (trips - 1), ((self.var, -step),)) if rev else \
+                Placement(src, 0, ((self.var, step),))
+            ty = TensorType(t.dtype, tuple(self.t if d == dim else s for d, s in enumerate(t.shape)), t.layout)
+        number = len(self.placements)
+        self.placements.append(place)
+        new = Instruction(self._fresh(ins.name, label), "parameter", ty, (), {**ins.attrs, "parameter_number": number},
+                          ins.loc)
+        self.out.append(new)
+        return new.name
+
+    def _operand_labels(self, ins: Instruction, dim: int, rev: bool) -> list[Label]:
+        op, rank = ins.opcode, ins.tensor_type.rank
+        types = [self.comp[o].type for o in ins.operands]
+        same = (dim, rev)
+        if op in ELEMENTWISE or op == "bitcast-convert":
+            if op == "bitcast-convert" and types[0].rank != rank:
+                raise NotTileable("a bitcast-convert that changes the rank")
+            return [same if isinstance(ty, TensorType) and ty.rank == rank else None for ty in types]
+        if op == "broadcast":
+            dims = list(ins.attrs.get("dimensions", ()))
+            return [(dims.index(dim), rev) if dim in dims else None]
+        if op == "reverse":
+            return [(dim, not rev) if dim in ins.attrs.get("dimensions", ()) else same]
+        if op == "transpose":
+            return [(ins.attrs["dimensions"][dim], rev)]
+        if op == "reduce":
+            if len(ins.operands) != 2:
+                raise NotTileable("a variadic reduce")
+            reduced = set(ins.attrs["dimensions"])
+            kept = [d for d in range(types[0].rank) if d not in reduced]
+            return [(kept[dim], rev), None]
+        if op == "dot":
+            return self._dot_labels(ins, dim, rev, types)
+        if op == "concatenate":
+            if ins.attrs["dimensions"][0] == dim:
+                raise NotTileable("a concatenate along the strip dimension")
+            return [same] * len(types)
+        if op == "iota":
+            if ins.attrs["iota_dimension"] == dim:
+                raise NotTileable("an iota along the strip dimension")
+            return []
+        if op == "pad":
+            p = ins.attrs["padding"][dim]
+            if (p.lo, p.hi, p.interior) != (0, 0, 0):
+                raise NotTileable("a pad of the strip dimension")
+            return [same, None]
+        if op == "slice":
+            s = ins.attrs["slice"][dim]
+            if (s.start, s.limit, s.stride) != (0, types[0].shape[dim], 1):
+                raise NotTileable("a slice of part of the strip dimension")
+            raise NotTileable("a slice")  # its attribute names the full extent; not rewritten yet
+        raise NotTileable(f"{op} across the strip dimension")
+
+    @staticmethod
+    def _dot_labels(ins: Instruction, dim: int, rev: bool, types) -> list[Label]:
+        a = ins.attrs
+        lb, rb = list(a.get("lhs_batch_dims", ())), list(a.get("rhs_batch_dims", ()))
+        lc, rc = set(a.get("lhs_contracting_dims", ())), set(a.get("rhs_contracting_dims", ()))
+        lfree = [d for d in range(types[0].rank) if d not in lc and d not in lb]
+        rfree = [d for d in range(types[1].rank) if d not in rc and d not in rb]
+        if dim < len(lb):
+            return [(lb[dim], rev), (rb[dim], rev)]
+        if dim < len(lb) + len(lfree):
+            return [(lfree[dim - len(lb)], rev), None]
+        return [None, (rfree[dim - len(lb) - len(lfree)], rev)]

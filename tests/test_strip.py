@@ -1,0 +1,160 @@
+"""Strip-mining kernels into loops: the loop program format, the tile kernels
+(checked numerically against the whole kernel), and compiling through loops."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import generated.amx as amx
+import generated.gemmini as gemmini
+from runtime_skeleton.compile import CompileOptions, compile_hlo, verify
+from runtime_skeleton.emit import program_json
+from runtime_skeleton.fuzz.gen import random_kernel
+from runtime_skeleton.hlo import parse_module
+from runtime_skeleton.layout import bflat, byte_size, unbflat
+from runtime_skeleton.reference import evaluate
+from runtime_skeleton.reference.npz_io import random_inputs
+from runtime_skeleton.sim import parse_program, print_program, time_program
+from runtime_skeleton.sim.program import Affine, Program, ProgramError
+from runtime_skeleton.superopt import NotTileable, nest, strip, tile_sizes
+
+LOOPED = """.target amx
+.input  arg0 f32[4,16]{1,0} @0
+.output out0 f32[4,16]{1,0} @4096
+.loop i 0 2
+  .loop j 0 2
+    vmovups_load n=16 addr=128*i+64*j z=0
+    vaddps dst=1 a=0 b=0
+    vmovups_store n=16 z=1 addr=4096+128*i+64*j
+  .endloop
+.endloop
+"""
+
+
+def test_loops_round_trip_and_unroll():
+    prog = parse_program(LOOPED)
+    assert parse_program(print_program(prog)) == prog
+    assert prog.executed() == 12 and prog.has_loops
+    flat = list(prog.flat())
+    assert [c.attrs["addr"] for c in flat if c.name == "vmovups_load"] == [0, 64, 128, 192]
+    assert flat[2].attrs["addr"] == 4096
+    assert program_json(prog)["instructions"][0]["body"][0]["body"][0]["attrs"]["addr"] == "128*i+64*j"
+
+
+def test_looped_program_runs_like_its_unrolled_form():
+    prog = parse_program(LOOPED)
+    unrolled = Program(prog.target, prog.inputs, prog.outputs, prog.consts, list(prog.flat()))
+    x = [np.arange(64, dtype=np.float32).reshape(4, 16)]
+    from runtime_skeleton.sim import run_program
+
+    (got,) = run_program(amx.TARGET, prog, x)
+    np.testing.assert_array_equal(got, 2 * x[0])
+    assert time_program(amx.TARGET, prog).cycles == time_program(amx.TARGET, unrolled).cycles
+
+
+@pytest.mark.parametrize("text, message", [
+    (".loop i 0\n", "1:1: '.loop' takes: VAR START STOP"),
+    (".loop i 0 2\nvaddps dst=j a=0 b=0\n.endloop\n", "2:12: attribute 'dst': 'j' is not the variable of an enclosing loop"),
+    (".loop i 0 2\n.loop i 0 2\n.endloop\n.endloop\n", "2:7: loop variable 'i' is already"),
+    (".endloop\n", "1:1: '.endloop' without a '.loop'"),
+    (".loop i 0 2\nvzero dst=i\n", "1:1: '.loop' without its '.endloop'"),
+    (".loop i 0 2\n.input a f32[1] @0\n.endloop\n", "2:1: '.input' inside a loop"),
+    ("vzero dst=1+\n", "1:11: attribute 'dst' needs an integer or an affine expression"),
+])
+def test_loop_syntax_errors_point_at_the_text(text, message):
+    with pytest.raises(ProgramError) as err:
+        parse_program(text, "p.s")
+    assert message in str(err.value)
+
+
+def test_affine_printing():
+    assert str(Affine(16, (("i", 64), ("j", -1)))) == "16+64*i-j"
+    assert Affine.of(5, {"i": 0}) == 5
+
+
+def _run_tiled(tiling, module, inputs: list[np.ndarray]) -> np.ndarray:
+    """The whole kernel's output computed tile by tile, the way the loop program moves bytes."""
+    data = [np.frombuffer(bflat(x, t), np.uint8) for x, t in zip(inputs, module.parameter_types)]
+    out = np.zeros(byte_size(module.result_type), np.uint8)
+    tile = tiling.tile
+    for flat in range(int(np.prod([n for _, n in tiling.loops]))):
+        env, rest = {}, flat
+        for var, n in reversed(tiling.loops):
+            env[var], rest = rest % n, rest // n
+        args = []
+        for p, t in zip(tiling.inputs, tile.parameter_types):
+            off = p.const + sum(c * env[v] for v, c in p.terms)
+            args.append(unbflat(data[p.source][off: off + byte_size(t)].tobytes(), t))
+        (y,) = evaluate(tile, args)
+        off = tiling.output.const + sum(c * env[v] for v, c in tiling.output.terms)
+        out[off: off + byte_size(tile.result_type)] = np.frombuffer(bflat(y, tile.result_type), np.uint8)
+    return unbflat(out.tobytes(), module.result_type)
+
+
+@pytest.mark.parametrize("target", [gemmini.TARGET, amx.TARGET], ids=["gemmini", "amx"])
+@pytest.mark.parametrize("seed", range(12))
+def test_tile_kernels_compute_the_kernel(target, seed):
+    """Every strip-mining of a random kernel (every tile size, nested once) computes it exactly."""
+    module = parse_module(random_kernel(target, seed), "fuzz")
+    x = random_inputs(module.parameter_types, seed)
+    want = evaluate(module, x)[0]
+    checked = 0
+    for t in tile_sizes(module):
+        try:
+            outer = strip(module, t, "i")
+        except NotTileable:
+            continue
+        tilings = [outer]
+        for u in tile_sizes(outer.tile)[:2]:
+            try:
+                tilings.append(nest(outer, strip(outer.tile, u, "j")))
+            except NotTileable:
+                pass
+        for tiling in tilings:
+            np.testing.assert_array_equal(_run_tiled(tiling, module, x), want)
+            checked += 1
+    assert checked or not tile_sizes(module) or seed  # the kernels of seed 0 do strip-mine
+
+
+def test_not_tileable_names_the_operator():
+    m = parse_module("""HloModule m
+add { x = s32[] parameter(0)  y = s32[] parameter(1)  ROOT s = s32[] add(x, y) }
+ENTRY e {
+  a = s32[8,16]{1,0} parameter(0)
+  z = s32[] constant(0)
+  ROOT r = s32[16]{0} reduce(a, z), dimensions={0}, to_apply=add
+}""", "m")
+    with pytest.raises(NotTileable, match="not contiguous"):
+        strip(m, 4, "i")
+    t = parse_module("""HloModule m
+ENTRY e {
+  a = f32[8,4]{1,0} parameter(0)
+  ROOT r = f32[8,4]{1,0} slice(a), slice={[0:8], [0:4]}
+}""", "m")
+    with pytest.raises(NotTileable, match="slice"):
+        strip(t, 2, "i")
+
+
+ADD16 = """HloModule add16
+ENTRY main {
+  a = f32[16,16]{1,0} parameter(0)
+  b = f32[16,16]{1,0} parameter(1)
+  ROOT c = f32[16,16]{1,0} add(a, b)
+}"""
+
+
+def test_a_kernel_too_large_for_straight_line_code_compiles_into_a_loop():
+    opts = CompileOptions(timeout=30, direct_share=0.02)
+    res = compile_hlo(amx.TARGET, ADD16, opts)
+    assert res.tiling is not None and res.program.has_loops
+    assert verify(amx.TARGET, res) == []
+    assert parse_program(res.text) == res.program
+    assert res.program.executed() == 64  # 16 rows: load, load, add, store each
+
+
+def test_tiling_can_be_switched_off():
+    from runtime_skeleton.compile import CompileError
+
+    with pytest.raises(CompileError) as err:
+        compile_hlo(amx.TARGET, ADD16, CompileOptions(timeout=2, tiling=False))
+    assert "strip-mining" not in str(err.value)
