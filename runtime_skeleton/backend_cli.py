@@ -167,7 +167,8 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
 
     from .compile import CompileOptions, compile_hlo, verify
 
-    opts = CompileOptions(timeout=ns.timeout, deterministic=ns.deterministic, patience=ns.patience)
+    opts = CompileOptions(timeout=ns.timeout, deterministic=ns.deterministic, patience=ns.patience,
+                          tiling=not ns.no_tiling)
     res = compile_hlo(target, pathlib.Path(ns.kernel), opts)
     pathlib.Path(ns.output).write_text(res.text)
     if ns.json:
@@ -177,6 +178,8 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
           f"(candidate {st.best_index} of {st.candidates}; {st.pii_graphs} pii graphs, {st.orders_tried} orders)")
     print(f"  time {st.seconds:.2f}s: phase 1 {st.phase1_seconds:.2f}s, phase 2 {st.phase2_seconds:.2f}s, "
           f"emit {st.emit_seconds:.2f}s")
+    if res.tiling is not None:
+        print(f"  strip-mined: {res.tiling.describe()} (no straight-line program within its share of the time)")
     if ns.verify:
         problems = verify(target, res)
         if problems:
@@ -234,6 +237,8 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
     comp.add_argument("--timeout", type=float, default=60.0, help="seconds for the whole compilation (default 60)")
     comp.add_argument("--patience", type=float, default=2.0, metavar="N",
                       help="stop when no candidate improved for N times the time to the best (default 2)")
+    comp.add_argument("--no-tiling", action="store_true",
+                      help="straight-line code only: do not strip-mine a kernel that does not compile into loops")
 
     fz = sub.add_parser("fuzz", help="compile and verify random kernels of Act's ten fuzzing operators (Act §9.4)")
     fz.add_argument("--n", type=int, default=20, help="number of kernels (default 20)")
