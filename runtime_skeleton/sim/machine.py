@@ -44,15 +44,8 @@ class Machine:
         return unbflat(self.hbm[decl.offset : decl.offset + n].tobytes(), decl.type)
 
     def step(self, ci: ConcreteInstr) -> None:
-        ins = self.target.instructions.get(ci.name)
-        if ins is None:
-            raise SimError(f"unknown instruction '{ci.name}' for target {self.target.name}", ci.loc)
-        a = _attributes(ins, ci)
-        if not ins.e(a):
-            shown = " ".join(f"{k}={v}" for k, v in a.items())
-            raise SimError(f"{ci.name} {shown}: violates the instruction's constraint", ci.loc)
-        bounds = ins.h(a)
-        slices = [self._slice(s.buffer, b, ci) for s, b in zip((ins.output,) + ins.inputs, bounds)]
+        ins, a, bounds = checked(self.target, ci)
+        slices = [tuple(slice(s, s + n) for s, n in zip(starts, lengths)) for starts, lengths in bounds]
         alpha = {d.name: a[d.name] for d in ins.comp_attrs}
         args = [self.state[s.buffer][idx].copy() for s, idx in zip(ins.inputs, slices[1:])]
         module = self.target.semantics(ins, alpha)
@@ -63,10 +56,21 @@ class Machine:
                            f"{out[slices[0]].shape}", ci.loc)
         out[slices[0]] = result
 
-    def _slice(self, buffer: str, bounds: Bounds, ci: ConcreteInstr) -> tuple[slice, ...]:
-        check_slice(self.target, buffer, bounds, ci)
-        starts, lengths = bounds
-        return tuple(slice(s, s + n) for s, n in zip(starts, lengths))
+
+def checked(target: TargetDef, ci: ConcreteInstr) -> tuple[type[InstructionDef], dict[str, int], tuple[Bounds, ...]]:
+    """The instruction, its attributes and its slices (output first), after the checks every
+    execution makes: a known instruction, attributes in range, the constraint e, slices in bounds."""
+    ins = target.instructions.get(ci.name)
+    if ins is None:
+        raise SimError(f"unknown instruction '{ci.name}' for target {target.name}", ci.loc)
+    a = _attributes(ins, ci)
+    if not ins.e(a):
+        shown = " ".join(f"{k}={v}" for k, v in a.items())
+        raise SimError(f"{ci.name} {shown}: violates the instruction's constraint", ci.loc)
+    bounds = ins.h(a)
+    for s, b in zip((ins.output,) + ins.inputs, bounds):
+        check_slice(target, s.buffer, b, ci)
+    return ins, a, bounds
 
 
 def check_slice(target: TargetDef, buffer: str, bounds: Bounds, ci: ConcreteInstr) -> None:

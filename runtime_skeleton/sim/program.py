@@ -325,4 +325,9 @@ def _print_items(items, indent: str, lines: list[str]) -> None:
             _print_items(it.body, indent + "  ", lines)
             lines.append(f"{indent}.endloop")
         else:
-            lines.append(indent + " ".join([it.name] + [f"{k}={v}" for k, v in it.attrs.items()]))
+            lines.append(indent + instr_text(it))
+
+
+def instr_text(ci: ConcreteInstr) -> str:
+    """The instruction as the assembly prints it."""
+    return " ".join([ci.name] + [f"{k}={v}" for k, v in ci.attrs.items()])

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..target import InstructionDef, TargetDef
 from .machine import SimError, _attributes, check_slice
-from .program import ConcreteInstr, Program
+from .program import ConcreteInstr, Program, instr_text
 
 Rect = tuple[tuple[int, int], ...]  # [lo, hi) per access dimension
 
@@ -72,11 +72,6 @@ class Timing:
                            "args": {"index": i, "text": instr_text(ci)}})
         return json.dumps({"traceEvents": events, "displayTimeUnit": "ns",
                            "otherData": {"time_unit": "cycles", "cycles": self.cycles, "clock_hz": self.clock_hz}})
-
-
-def instr_text(ci: ConcreteInstr) -> str:
-    """The instruction as the assembly prints it."""
-    return " ".join([ci.name] + [f"{k}={v}" for k, v in ci.attrs.items()])
 
 
 def time_program(target: TargetDef, prog: Program) -> Timing:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 from ..ir.types import TensorType
 from ..layout import byte_size
-from ..sim.machine import SimError, _attributes, check_slice
+from ..sim.machine import SimError, checked
 from ..sim.program import ConcreteInstr, ConstData, Loop, Program, TensorDecl, shift
 from ..target import InstructionDef, TargetDef
 from .strip import NotTileable, Placement, Tiling
@@ -37,13 +37,13 @@ def _hbm_slices(target: TargetDef, ins: type[InstructionDef], attrs: Mapping[str
 
 def _start_attr(ins: type[InstructionDef], attrs: Mapping[str, int], j: int) -> tuple[str, int]:
     """The addressing attribute that moves HBM slice j, and bytes per unit of it."""
-    start = int(ins.h(attrs)[j][0][0])
+    def start(name: str, step: int) -> int:
+        return int(ins.h({**attrs, name: attrs[name] + step})[j][0][0])
+
     found = []
     for d in ins.addr_attrs:
-        probe = {**attrs, d.name: attrs[d.name] + 1}
-        (starts, _), = [ins.h(probe)[j]]
-        c = int(starts[0]) - start
-        if c and int(ins.h({**attrs, d.name: attrs[d.name] + 2})[j][0][0]) - start == 2 * c:
+        c = start(d.name, 1) - start(d.name, 0)
+        if c and start(d.name, 2) - start(d.name, 0) == 2 * c:  # affine in it
             found.append((d.name, c))
     if len(found) != 1:
         raise NotTileable(f"{ins.name}: cannot tell which attribute addresses its HBM slice")
@@ -76,27 +76,25 @@ def looped_program(target: TargetDef, tiling: Tiling, tile_prog: Program, input_
     if at > target.hbm.nbytes:
         raise NotTileable(f"the kernel's tensors and the tile program's data need {at} bytes of HBM; "
                           f"{target.hbm.name} has {target.hbm.nbytes}")
-    out_base = bases[-1]
-
     body = []
     for ci in tile_prog.instructions:
         if not isinstance(ci, ConcreteInstr):
             raise NotTileable("the tile program already has loops")
-        body.append(_relocate(target, ci, regions, bases, out_base, tiling))
+        body.append(_relocate(target, ci, regions, bases, tiling))
     items: list = body
     for var, trips in reversed(tiling.loops):
         items = [Loop(var, 0, trips, tuple(items))]
     prog = Program(target=tile_prog.target,
                    inputs=[TensorDecl(f"arg{i}", t, b) for i, (t, b) in enumerate(zip(input_types, bases))],
-                   outputs=[TensorDecl("out0", output_type, out_base)],
+                   outputs=[TensorDecl("out0", output_type, bases[-1])],
                    consts=[ConstData(c.offset, c.data) for c in tile_prog.consts],
                    instructions=items)
     check_program(target, prog)
     return prog
 
 
-def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], out_base: int,
-              tiling: Tiling) -> ConcreteInstr:
+def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], tiling: Tiling) -> ConcreteInstr:
+    """``bases``: where each whole-kernel input, then the output, starts in HBM."""
     ins = target.instructions[ci.name]
     attrs = dict(ci.attrs)
     moved: dict[str, tuple[int, tuple]] = {}
@@ -105,7 +103,7 @@ def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], o
         if found is None:
             continue  # a constant or scratch: the same every iteration
         region_start, place = found
-        base = out_base if place is tiling.output else bases[place.source]
+        base = bases[-1] if place is tiling.output else bases[place.source]
         delta = base + place.const - region_start
         name, c = _start_attr(ins, ci.attrs, j)
         if delta % c or any(k % c for _, k in place.terms):
@@ -119,14 +117,9 @@ def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], o
 
 
 def check_program(target: TargetDef, prog: Program) -> None:
-    """Every executed instruction within its ranges, constraint and buffers (else NotTileable)."""
+    """Every executed instruction passes the simulator's checks (else NotTileable)."""
     try:
         for ci in prog.flat():
-            ins = target.instructions[ci.name]
-            a = _attributes(ins, ci)
-            if not ins.e(a):
-                raise SimError(f"{ci.name} {' '.join(f'{k}={v}' for k, v in a.items())} violates its constraint")
-            for s, bounds in zip((ins.output,) + ins.inputs, ins.h(a)):
-                check_slice(target, s.buffer, bounds, ci)
+            checked(target, ci)
     except SimError as err:
         raise NotTileable(f"in the loop: {err.message}") from None

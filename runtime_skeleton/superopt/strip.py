@@ -165,12 +165,14 @@ class _Builder:
         dim, rev = label
         labels = self._operand_labels(ins, dim, rev)
         operands = tuple(self.visit(o, lab) for o, lab in zip(ins.operands, labels))
-        t = ins.tensor_type
-        shape = tuple(self.t if d == dim else s for d, s in enumerate(t.shape))
-        new = Instruction(self._fresh(ins.name, label), ins.opcode, TensorType(t.dtype, shape, t.layout), operands,
+        new = Instruction(self._fresh(ins.name, label), ins.opcode, self._cut(ins.tensor_type, dim), operands,
                           ins.attrs, ins.loc)
         self.out.append(new)
         return new.name
+
+    def _cut(self, t: TensorType, dim: int) -> TensorType:
+        """The type of one tile: ``dim`` cut to the tile's rows."""
+        return TensorType(t.dtype, tuple(self.t if d == dim else s for d, s in enumerate(t.shape)), t.layout)
 
     def _parameter(self, ins: Instruction, label: Label) -> str:
         src = ins.attrs["parameter_number"]
@@ -184,7 +186,7 @@ class _Builder:
             trips = self.n // self.t
             place = Placement(src, step * (trips - 1), ((self.var, -step),)) if rev else \
                 Placement(src, 0, ((self.var, step),))
-            ty = TensorType(t.dtype, tuple(self.t if d == dim else s for d, s in enumerate(t.shape)), t.layout)
+            ty = self._cut(t, dim)
         number = len(self.placements)
         self.placements.append(place)
         new = Instruction(self._fresh(ins.name, label), "parameter", ty, (), {**ins.attrs, "parameter_number": number},
