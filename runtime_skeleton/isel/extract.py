@@ -147,7 +147,7 @@ class Extractor:
         if any(n.op == UNDEF for n in nodes):
             out.append(Choice("undef"))
         for n in nodes:
-            if n.op.startswith(PII_PREFIX) and n.attrs["buffer"] == buf:
+            if n.op.startswith(PII_PREFIX) and n.attrs["buffer"] == buf and not self._overwrites_own_user(n, req):
                 out.append(Choice("pii", n, self._operand_reqs(req, n)))
             elif n.op in ("slice^H", "concat^H") and identity_ok(self.target.buffers[buf], n, self.view):
                 out.append(Choice("pii", n, tuple((k, buf) for k in n.children)))
@@ -164,6 +164,20 @@ class Extractor:
         reqs = tuple(zip(n.children, input_buffers(self.target, n)))
         a = self.target.instructions[n.instr].alias
         return reqs if a is None else reqs[:a] + (reqs[a] + (req,),) + reqs[a + 1:]
+
+    def _overwrites_own_user(self, n: ENode, req: Req) -> bool:
+        """Whether n would overwrite in place a value that a chain of in-place users
+        above it already is: a cycle in the data flow, and without this check an ever
+        deeper requirement (the e-graph has cycles, so chains of in-place users do)."""
+        a = self.target.instructions[n.instr].alias
+        if a is None:
+            return False
+        r: Req | None = req
+        while r is not None:
+            if r[0] == n.children[a]:
+                return True
+            r = r[2] if len(r) > 2 else None
+        return False
 
     def enumerate(self, roots: list[ClassId], max_nodes: int, limit: int,
                   max_steps: int = 20_000) -> list[PiiGraph]:
