@@ -179,7 +179,7 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     print(f"  time {st.seconds:.2f}s: phase 1 {st.phase1_seconds:.2f}s, phase 2 {st.phase2_seconds:.2f}s, "
           f"emit {st.emit_seconds:.2f}s")
     if res.tiling is not None:
-        print(f"  strip-mined: {res.tiling.describe()} (no straight-line program within its share of the time)")
+        print(f"  strip-mined: {res.describe_loops()} (no straight-line program within its share of the time)")
     if ns.verify:
         problems = verify(target, res)
         if problems:

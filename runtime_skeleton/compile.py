@@ -28,6 +28,7 @@ from .isel.extract import PiiGraph
 from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph
 from .sim.cost import cycles
 from .sim.program import Program, print_program
+from .superopt.reduction import Split
 from .superopt.strip import Tiling
 from .target import TargetDef
 
@@ -85,6 +86,15 @@ class CompileResult:
     stats: CompileStats
     module: Module
     tiling: Tiling | None = None  # the loop nest, when the program is a tile program in loops
+    split: Split | None = None  # the reduction loop inside it, when the contraction is cut
+
+    def describe_loops(self) -> str:
+        """The loop structure, for people ('' for straight-line code)."""
+        if self.tiling is None:
+            return ""
+        if self.split is None:
+            return self.tiling.describe()
+        return f"{self.tiling.describe()}, each a reduction loop {self.split.describe()}"
 
     @property
     def text(self) -> str:

@@ -16,7 +16,9 @@ from runtime_skeleton.reference import evaluate
 from runtime_skeleton.reference.npz_io import random_inputs
 from runtime_skeleton.sim import parse_program, print_program, time_program
 from runtime_skeleton.sim.program import Affine, Program, ProgramError
-from runtime_skeleton.superopt import NotTileable, nest, strip, tile_sizes
+from runtime_skeleton.superopt import OUTPUT, NotTileable, identity, strip, tile_sizes
+from runtime_skeleton.superopt.strip import cut_dimensions
+from runtime_skeleton.superopt.windows import windowed
 
 LOOPED = """.target amx
 .input  arg0 f32[4,16]{1,0} @0
@@ -73,18 +75,21 @@ def test_affine_printing():
 
 
 def _run_tiled(tiling, module, inputs: list[np.ndarray]) -> np.ndarray:
-    """The whole kernel's output computed tile by tile, the way the loop program moves bytes."""
+    """The whole kernel's output computed tile by tile, the way the loop program
+    moves bytes: each tile kernel as compiled (strided tiles as windows) reads its
+    parameters' bytes where they are placed and writes its output's bytes back."""
     data = [np.frombuffer(bflat(x, t), np.uint8) for x, t in zip(inputs, module.parameter_types)]
     out = np.zeros(byte_size(module.result_type), np.uint8)
-    tile = tiling.tile
+    tile, places = windowed(tiling)
     for flat in range(int(np.prod([n for _, n in tiling.loops]))):
         env, rest = {}, flat
         for var, n in reversed(tiling.loops):
             env[var], rest = rest % n, rest // n
         args = []
-        for p, t in zip(tiling.inputs, tile.parameter_types):
+        for p, t in zip(places, tile.parameter_types):
             off = p.const + sum(c * env[v] for v, c in p.terms)
-            args.append(unbflat(data[p.source][off: off + byte_size(t)].tobytes(), t))
+            src = out if p.source == OUTPUT else data[p.source]
+            args.append(unbflat(src[off: off + byte_size(t)].tobytes(), t))
         (y,) = evaluate(tile, args)
         off = tiling.output.const + sum(c * env[v] for v, c in tiling.output.terms)
         out[off: off + byte_size(tile.result_type)] = np.frombuffer(bflat(y, tile.result_type), np.uint8)
@@ -94,29 +99,36 @@ def _run_tiled(tiling, module, inputs: list[np.ndarray]) -> np.ndarray:
 @pytest.mark.parametrize("target", [gemmini.TARGET, amx.TARGET], ids=["gemmini", "amx"])
 @pytest.mark.parametrize("seed", range(12))
 def test_tile_kernels_compute_the_kernel(target, seed):
-    """Every strip-mining of a random kernel (every tile size, nested once) computes it exactly."""
+    """Every strip-mining of a random kernel (every tile size along every dimension,
+    nested once) computes it exactly, strided tiles and in-place output windows included."""
     module = parse_module(random_kernel(target, seed), "fuzz")
     x = random_inputs(module.parameter_types, seed)
     want = evaluate(module, x)[0]
     checked = 0
-    for t in tile_sizes(module):
-        try:
-            outer = strip(module, t, "i")
-        except NotTileable:
-            continue
-        tilings = [outer]
-        for u in tile_sizes(outer.tile)[:2]:
+    for d in cut_dimensions(module):
+        for t in tile_sizes(module, d):
             try:
-                tilings.append(nest(outer, strip(outer.tile, u, "j")))
+                outer = strip(identity(module), t, "i", d)
             except NotTileable:
-                pass
-        for tiling in tilings:
-            np.testing.assert_array_equal(_run_tiled(tiling, module, x), want)
-            checked += 1
+                continue
+            tilings = [outer]
+            for e in cut_dimensions(outer.tile):
+                for u in tile_sizes(outer.tile, e)[:2]:
+                    try:
+                        tilings.append(strip(outer, u, "j", e))
+                    except NotTileable:
+                        pass
+            for tiling in tilings:
+                try:
+                    got = _run_tiled(tiling, module, x)
+                except NotTileable:  # a window of a window, say
+                    continue
+                np.testing.assert_array_equal(got, want)
+                checked += 1
     assert checked or not tile_sizes(module) or seed  # the kernels of seed 0 do strip-mine
 
 
-def test_not_tileable_names_the_operator():
+def test_a_strided_tile_is_a_window_unpacked_in_the_tile_kernel():
     m = parse_module("""HloModule m
 add { x = s32[] parameter(0)  y = s32[] parameter(1)  ROOT s = s32[] add(x, y) }
 ENTRY e {
@@ -124,15 +136,21 @@ ENTRY e {
   z = s32[] constant(0)
   ROOT r = s32[16]{0} reduce(a, z), dimensions={0}, to_apply=add
 }""", "m")
-    with pytest.raises(NotTileable, match="not contiguous"):
-        strip(m, 4, "i")
+    tiling = strip(identity(m), 4, "i", 0)  # columns of a: 8 rows of 16 bytes, 64 bytes apart
+    tile, places = windowed(tiling)
+    assert str(tile.parameter_types[0]) == "u8[464]" and places[0].terms == (("i", 16),)
+    x = random_inputs(m.parameter_types, 0)
+    np.testing.assert_array_equal(_run_tiled(tiling, m, x), evaluate(m, x)[0])
+
+
+def test_not_tileable_names_the_operator():
     t = parse_module("""HloModule m
 ENTRY e {
   a = f32[8,4]{1,0} parameter(0)
   ROOT r = f32[8,4]{1,0} slice(a), slice={[0:8], [0:4]}
 }""", "m")
     with pytest.raises(NotTileable, match="slice"):
-        strip(t, 2, "i")
+        strip(identity(t), 2, "i")
 
 
 ADD16 = """HloModule add16

@@ -173,18 +173,29 @@ class _Problem:
 
     def _pins(self) -> None:
         g = self.g
+        hbm = self.target.hbm.name
         for v, n in enumerate(g.nodes):
-            if n.kind == "input":
+            if n.kind == "input" and n.buffer != hbm:  # on chip: at the start of its buffer
+                for x in self.s[v]:
+                    self.eq(x, 0, "CSP3", f"input {n.attrs['index']} on chip")
+            elif n.kind == "input":
                 i = n.attrs["index"]
                 if i not in self.inputs:
                     self.inputs[i] = self.s[v][0]
                 else:
                     self.eq(self.s[v][0], self.inputs[i], "CSP3", f"input {i}")
         self.outputs = [self.s[o][0] for o in g.outputs]
+        if any(i == -1 for i, _ in g.resident):
+            for o in g.outputs:
+                for x in self.s[o]:
+                    self.eq(x, 0, "CSP3", "output on chip")
+        for k, i in g.alias.items():  # the output takes over the donated input's region
+            if i not in self.inputs:  # an input the program does not read still has its region
+                self.inputs[i] = self.m.new_int_var(0, self.target.hbm.access_shape[0], f"input{i}")
+            self.eq(self.outputs[k], self.inputs[i], "CSP3", f"output {k} in place of input {i}")
         consts = [v for v, n in enumerate(g.nodes) if n.kind == "const"]
         if consts:
-            hbm = self.target.hbm.access_shape[0]
-            self.const_base = self.m.new_int_var(0, hbm, "const_base")
+            self.const_base = self.m.new_int_var(0, self.target.hbm.access_shape[0], "const_base")
             off = 0
             for v in consts:
                 self.eq(self.s[v][0], self.const_base + off, "CSP3", "constant section")
@@ -196,7 +207,8 @@ class _Problem:
         """Inputs, outputs and the constant section packed from address 0, in that order."""
         at = 0
         regions = [(self.inputs[i], self._size_of_input(i)) for i in sorted(self.inputs)]
-        regions += [(self.s[o][0], self.ext[o][0]) for o in dict.fromkeys(self.g.outputs)]
+        regions += [(self.s[o][0], self.ext[o][0]) for k, o in enumerate(self.g.outputs)
+                    if k not in self.g.alias and self.g.nodes[o].buffer == self.target.hbm.name]
         if consts:
             regions.append((self.const_base, self.const_size))
         for var, size in regions:
@@ -205,7 +217,9 @@ class _Problem:
             at += -(-size // ALIGN) * ALIGN
 
     def _size_of_input(self, i: int) -> int:
-        v = next(v for v, n in enumerate(self.g.nodes) if n.kind == "input" and n.attrs["index"] == i)
+        v = next((v for v, n in enumerate(self.g.nodes) if n.kind == "input" and n.attrs["index"] == i), None)
+        if v is None:  # not read: only there as the region a donated output takes
+            v = next(self.g.outputs[k] for k, j in self.g.alias.items() if j == i)
         return self.ext[v][0]
 
     def _disjoint(self) -> None:

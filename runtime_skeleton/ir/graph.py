@@ -91,6 +91,17 @@ class Module:
     computations: dict[str, Computation]  # in text order; the entry is one of them
     entry: str
     loc: SourceLoc | None = field(default=None, compare=False, repr=False)
+    # The parameter whose storage the output takes over (XLA's input_output_alias):
+    # the program may overwrite it and writes the output in its place.
+    output_alias: int | None = None
+    # Values that live on chip instead of in HBM (the loop-carried accumulator of a
+    # reduction loop): (parameter number, or -1 for the output; buffer), each at the
+    # start of its buffer. An on-chip parameter is donated: the program may overwrite it.
+    resident: tuple[tuple[int, str], ...] = ()
+
+    def resident_in(self, index: int) -> str | None:
+        """The buffer parameter ``index`` (-1: the output) lives in, None for HBM."""
+        return dict(self.resident).get(index)
 
     @property
     def entry_computation(self) -> Computation:
@@ -109,5 +120,7 @@ class Module:
             isinstance(other, Module)
             and self.name == other.name
             and self.entry == other.entry
+            and self.output_alias == other.output_alias
+            and self.resident == other.resident
             and list(self.computations.items()) == list(other.computations.items())
         )

@@ -54,6 +54,13 @@ class PiiNode:
 class PiiGraph:
     nodes: list[PiiNode]  # operands before users
     outputs: list[int]
+    alias: dict[int, int] = field(default_factory=dict)  # output position -> the input whose storage it takes
+    resident: tuple[tuple[int, str], ...] = ()  # Module.resident: on-chip inputs (and output, -1)
+
+    @property
+    def donated(self) -> set[int]:
+        """Inputs the program may overwrite (their storage becomes an output's, or they live on chip)."""
+        return set(self.alias.values()) | {i for i, _ in self.resident if i >= 0}
 
     @property
     def num_instructions(self) -> int:
@@ -125,6 +132,7 @@ def const_term(view: View, c: ClassId, const: set[ClassId]) -> Term:
 class Extractor:
     target: TargetDef
     view: View
+    root_buffers: list[str] | None = None  # where each output is wanted (default: all in HBM)
     const: set[ClassId] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -139,11 +147,11 @@ class Extractor:
         c, buf = req[0], req[1]
         out: list[Choice] = []
         nodes = self.view.nodes(c)
-        if buf == self.hbm:
-            if any(n.op == "input" for n in nodes):
-                out.append(Choice("input", next(n for n in nodes if n.op == "input")))
-            elif c in self.const:
-                out.append(Choice("const"))
+        inputs = [n for n in nodes if n.op == "input" and (n.attrs.get("buffer") or self.hbm) == buf]
+        if inputs:
+            out.append(Choice("input", inputs[0]))
+        elif buf == self.hbm and c in self.const:
+            out.append(Choice("const"))
         if any(n.op == UNDEF for n in nodes):
             out.append(Choice("undef"))
         for n in nodes:
@@ -190,7 +198,7 @@ class Extractor:
         search on huge e-graphs."""
         if not self.realizable(roots):
             return []
-        reqs = [(r, self.hbm) for r in roots]
+        reqs = self.root_reqs(roots)
         bound = self.lower_bounds(reqs)
         self._need = self.lower_bounds(reqs, shared=True)
         found: dict[tuple, PiiGraph] = {}
@@ -203,9 +211,12 @@ class Extractor:
                     break
         return sorted(found.values(), key=lambda g: (len(g.nodes), g.num_instructions))
 
+    def root_reqs(self, roots: list[ClassId]) -> list[Req]:
+        return [(r, b) for r, b in zip(roots, self.root_buffers or [self.hbm] * len(roots))]
+
     def realizable(self, roots: list[ClassId]) -> bool:
         """Whether some choice of piis produces every output (within no node bound)."""
-        reqs = [(r, self.hbm) for r in roots]
+        reqs = self.root_reqs(roots)
         bound = self.lower_bounds(reqs)
         return all(r in bound for r in reqs)
 
@@ -330,7 +341,7 @@ def explain(extractor: Extractor, roots: list[ClassId]) -> str:
     """Why no pii graph exists. Follow the most promising way down — at each
     (class, buffer), the option with the most realizable operands — to the first
     requirement nothing can produce, and name it with the path that led there."""
-    reqs = [(r, extractor.hbm) for r in roots]
+    reqs = extractor.root_reqs(roots)
     bound = extractor.lower_bounds(reqs)
     req = next((r for r in reqs if r not in bound), None)
     if req is None:

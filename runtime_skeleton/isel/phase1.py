@@ -158,10 +158,16 @@ class InstructionSelector:
         for t in self.input_types:
             if not isinstance(t, TensorType):
                 raise NoPiiGraph("kernels with tuple-typed parameters are not supported")
-        flats = [Term("input", bflat.flat_type(t), (), {"index": i}) for i, t in enumerate(self.input_types)]
-        outs = module_to_terms(module, args=[bflat.unflatten(f, t) for f, t in zip(flats, self.input_types)])
+        args = []
+        for i, t in enumerate(self.input_types):
+            buf = module.resident_in(i)
+            args.append(Term("input", t.with_layout(None), (), {"index": i, "buffer": buf}) if buf else
+                        bflat.unflatten(Term("input", bflat.flat_type(t), (), {"index": i}), t))
+        outs = module_to_terms(module, args=args)
         self.output_types = [_layout_of(module, i, o.type) for i, o in enumerate(outs)]
-        refs = [self.eg.add(bflat.flatten(o, t)) for o, t in zip(outs, self.output_types)]
+        out_buf = module.resident_in(-1)
+        self.output_buffers = [out_buf or target.hbm.name for _ in outs]
+        refs = [self.eg.add(o if out_buf else bflat.flatten(o, t)) for o, t in zip(outs, self.output_types)]
         self.eg.flush()
         self._root_refs = refs
 
@@ -203,13 +209,16 @@ class InstructionSelector:
                 selected = frozen and self.stats.saturation.saturated
                 self.stats.saturation.saturated = saturated
             t0 = time.perf_counter()
-            ex = Extractor(self.target, self.eg.view)
+            ex = Extractor(self.target, self.eg.view, self.output_buffers)
             graphs = ex.enumerate(self.roots, min(2**k, lim.max_pii_nodes), lim.graphs_per_round)
             self.stats.extraction_seconds += time.perf_counter() - t0
             self.stats.rounds = k
             for g in graphs:
                 if g.key() not in seen:
                     seen.add(g.key())
+                    if self.module.output_alias is not None:
+                        g.alias = {0: self.module.output_alias}
+                    g.resident = self.module.resident
                     yield g
             if time.perf_counter() > deadline:
                 break
@@ -234,7 +243,7 @@ class InstructionSelector:
         raise NoPiiGraph(self.explain())
 
     def explain(self) -> str:
-        why = explain(Extractor(self.target, self.eg.view), self.roots)
+        why = explain(Extractor(self.target, self.eg.view, self.output_buffers), self.roots)
         st, lim = self.stats.saturation, self.limits
         if not st.saturated and st.nodes > lim.max_nodes:
             why += (f" (the e-graph reached its limit of {lim.max_nodes} e-nodes before saturating: the kernel"

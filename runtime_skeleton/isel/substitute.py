@@ -20,7 +20,8 @@ def pii_graph_to_module(g: PiiGraph, target: TargetDef, input_types: list[Tensor
         args = [terms[a] for a in n.args]
         if n.kind == "input":
             i = n.attrs["index"]
-            terms.append(bflat.flatten(params[i], input_types[i]))  # type: ignore[arg-type]
+            on_chip = n.attrs.get("buffer")  # Module.resident: the value itself, not its bytes
+            terms.append(params[i] if on_chip else bflat.flatten(params[i], input_types[i]))  # type: ignore[arg-type]
         elif n.kind == "const":
             terms.append(n.term)  # type: ignore[arg-type]
         elif n.kind == "undef":  # any value: the instruction's result does not depend on it
@@ -34,7 +35,8 @@ def pii_graph_to_module(g: PiiGraph, target: TargetDef, input_types: list[Tensor
             alpha = {a.name: n.attrs[a.name] for a in ins.comp_attrs}
             (out,) = module_to_terms(target.semantics(ins, alpha), args=args)
             terms.append(out)
-    outs = [bflat.unflatten(terms[o], t) for o, t in zip(g.outputs, output_types)]
+    on_chip = any(i == -1 for i, _ in g.resident)
+    outs = [terms[o] if on_chip else bflat.unflatten(terms[o], t) for o, t in zip(g.outputs, output_types)]
     return to_module(outs, "pii_graph", input_types)  # type: ignore[arg-type]
 
 

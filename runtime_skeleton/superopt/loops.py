@@ -1,6 +1,6 @@
-"""A compiled tile program placed in a loop nest: the whole kernel's program.
+"""Compiled tile programs placed in a loop nest: the whole kernel's program.
 
-The tile program (phases 1-2 on the tile kernel) reads its inputs and writes its
+A tile program (phases 1-2 on a tile kernel) reads its inputs and writes its
 output at the HBM offsets its allocation chose. In the loop, each of those
 tensors is a tile of a whole-kernel tensor (``Tiling``'s placements), so every
 instruction slice of HBM that lies in a tile input or the tile output is moved
@@ -13,13 +13,15 @@ its instruction's ranges, constraint and buffer bounds, as the simulator would.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from ..ir.types import TensorType
 from ..layout import byte_size
 from ..sim.machine import SimError, checked
-from ..sim.program import ConcreteInstr, ConstData, Loop, Program, TensorDecl, shift
+from ..sim.program import ConcreteInstr, ConstData, Loop, Program, TensorDecl
+from ..sim.program import shift as shift_affine
 from ..target import InstructionDef, TargetDef
-from .strip import NotTileable, Placement, Tiling
+from .strip import OUTPUT, NotTileable, Placement
 
 ALIGN = 4096  # whole-kernel tensors start at page boundaries: every alignment an address needs divides it
 
@@ -60,51 +62,95 @@ def _region_of(regions: list[tuple[int, int, Placement]], lo: int, n: int) -> tu
     return None
 
 
-def looped_program(target: TargetDef, tiling: Tiling, tile_prog: Program, input_types: list[TensorType],
-                   output_type: TensorType) -> Program:
-    """The whole kernel's program: the tile program in ``tiling``'s loop nest."""
-    regions = [(d.offset, byte_size(d.type), p) for d, p in zip(tile_prog.inputs, tiling.inputs)]
-    regions += [(d.offset, byte_size(d.type), tiling.output) for d in tile_prog.outputs]
-    top = max([o + n for o, n, _ in regions] + [c.offset + len(c.data) for c in tile_prog.consts] + [0])
-    for ci in tile_prog.flat():
-        ins = target.instructions[ci.name]
-        top = max([top] + [lo + n for _, lo, n in _hbm_slices(target, ins, ci.attrs)])
-    bases, at = [], -(-top // ALIGN) * ALIGN
+@dataclass(frozen=True)
+class Piece:
+    """A compiled tile program and where its HBM tensors lie in the whole kernel's
+    (None: a value on chip, e.g. a reduction's accumulator); ``loop``: its own
+    innermost loop (variable, start, stop), as a reduction's body has."""
+
+    program: Program
+    inputs: tuple[Placement | None, ...]  # per .input of the program
+    output: Placement | None
+    loop: tuple[str, int, int] | None = None
+
+
+def _regions(piece: Piece) -> list[tuple[int, int, Placement]]:
+    prog = piece.program
+    regions = [(d.offset, byte_size(d.type), p) for d, p in zip(prog.inputs, piece.inputs) if p is not None]
+    if piece.output is not None:
+        regions += [(d.offset, byte_size(d.type), replace(piece.output, source=OUTPUT)) for d in prog.outputs]
+    return regions
+
+
+def _top(target: TargetDef, piece: Piece) -> int:
+    """The end of the HBM the piece's program touches (tensors, constants, scratch)."""
+    prog = piece.program
+    top = max([o + n for o, n, _ in _regions(piece)] + [c.offset + len(c.data) for c in prog.consts] + [0])
+    for ci in prog.flat():
+        top = max([top] + [lo + n for _, lo, n in _hbm_slices(target, target.instructions[ci.name], ci.attrs)])
+    return top
+
+
+def _page(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
+
+
+def looped_program(target: TargetDef, loops: tuple[tuple[str, int], ...], pieces: list[Piece],
+                   input_types: list[TensorType], output_type: TensorType) -> Program:
+    """The whole kernel's program: the pieces, in order, in the loop nest ``loops``.
+
+    Each piece's constants and HBM scratch move up past the previous piece's (every
+    iteration reuses them), and the whole kernel's tensors go above everything."""
+    shifts, at = [], 0
+    for piece in pieces:
+        shifts.append(at)
+        at += _page(_top(target, piece))
+    bases = []
     for t in list(input_types) + [output_type]:
         bases.append(at)
-        at += -(-byte_size(t) // ALIGN) * ALIGN
+        at += _page(byte_size(t))
     if at > target.hbm.nbytes:
-        raise NotTileable(f"the kernel's tensors and the tile program's data need {at} bytes of HBM; "
+        raise NotTileable(f"the kernel's tensors and the tile programs' data need {at} bytes of HBM; "
                           f"{target.hbm.name} has {target.hbm.nbytes}")
-    body = []
-    for ci in tile_prog.instructions:
-        if not isinstance(ci, ConcreteInstr):
-            raise NotTileable("the tile program already has loops")
-        body.append(_relocate(target, ci, regions, bases, tiling))
-    items: list = body
-    for var, trips in reversed(tiling.loops):
+    body: list = []
+    consts = []
+    for piece, shift in zip(pieces, shifts):
+        regions = _regions(piece)
+        items = []
+        for ci in piece.program.instructions:
+            if not isinstance(ci, ConcreteInstr):
+                raise NotTileable("the tile program already has loops")
+            items.append(_relocate(target, ci, regions, bases, shift))
+        consts += [ConstData(c.offset + shift, c.data) for c in piece.program.consts]
+        body += [Loop(piece.loop[0], piece.loop[1], piece.loop[2], tuple(items))] if piece.loop else items
+    items = body
+    for var, trips in reversed(loops):
         items = [Loop(var, 0, trips, tuple(items))]
-    prog = Program(target=tile_prog.target,
+    prog = Program(target=pieces[0].program.target,
                    inputs=[TensorDecl(f"arg{i}", t, b) for i, (t, b) in enumerate(zip(input_types, bases))],
                    outputs=[TensorDecl("out0", output_type, bases[-1])],
-                   consts=[ConstData(c.offset, c.data) for c in tile_prog.consts],
-                   instructions=items)
+                   consts=consts, instructions=items)
     check_program(target, prog)
     return prog
 
 
-def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], tiling: Tiling) -> ConcreteInstr:
-    """``bases``: where each whole-kernel input, then the output, starts in HBM."""
+def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], shift: int) -> ConcreteInstr:
+    """``bases``: where each whole-kernel input, then the output, starts in HBM;
+    ``shift``: how far the piece's own data (constants, scratch) moves."""
     ins = target.instructions[ci.name]
     attrs = dict(ci.attrs)
     moved: dict[str, tuple[int, tuple]] = {}
     for j, lo, n in _hbm_slices(target, ins, ci.attrs):
         found = _region_of(regions, lo, n)
         if found is None:
-            continue  # a constant or scratch: the same every iteration
-        region_start, place = found
-        base = bases[-1] if place is tiling.output else bases[place.source]
-        delta = base + place.const - region_start
+            if not shift:
+                continue  # a constant or scratch: the same every iteration
+            found = (0, Placement(0, 0))
+            delta = shift
+        else:
+            region_start, place = found
+            delta = bases[place.source] + place.const - region_start  # OUTPUT = -1: the output's base, last
+        place = found[1]
         name, c = _start_attr(ins, ci.attrs, j)
         if delta % c or any(k % c for _, k in place.terms):
             raise NotTileable(f"{ci.name}: {name} addresses HBM in steps of {c} bytes; a tile moves by {delta}")
@@ -112,7 +158,7 @@ def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], t
         if moved.setdefault(name, want) != want:
             raise NotTileable(f"{ci.name}: {name} addresses two tensors that move differently")
     for name, (const, terms) in moved.items():
-        attrs[name] = shift(ci.attrs[name], const, dict(terms))
+        attrs[name] = shift_affine(ci.attrs[name], const, dict(terms))
     return ConcreteInstr(ci.name, attrs, ci.loc)
 
 

@@ -1,19 +1,22 @@
 """Strip-mining a kernel into a loop over tiles (Axon §4.3's strip loop).
 
-The output is cut along its outermost (most major) dimension into ``trips`` tiles
-of ``t`` rows. Walking the graph from the root, every value gets a *label*: which
-of its dimensions follows the strip (and whether in reverse order, through a
-``reverse``), or ``None`` when each tile needs the whole value (the right-hand
-side of a dot, a broadcast operand the strip does not touch, a scalar). The tile
-kernel is the same graph with every labelled dimension cut to ``t``; a parameter
-the strip runs through becomes a tile of the input, which must be a contiguous
-range of its bytes (every dimension more major than the strip has extent 1),
-so that iteration ``i`` reads it at ``offset + i * tile_bytes``. A value needed
-under two labels is computed twice (once per label), so nothing here depends on
-how the graph shares values.
+The output is cut along one of its dimensions (by default the outermost, most
+major one) into ``trips`` tiles of ``t`` rows. Walking the graph from the root,
+every value gets a *label*: which of its dimensions follows the strip (and
+whether in reverse order, through a ``reverse``), or ``None`` when each tile needs
+the whole value (the right-hand side of a dot, a broadcast operand the strip does
+not touch, a scalar). The tile kernel is the same graph with every labelled
+dimension cut to ``t``; a parameter the strip runs through becomes a tile of the
+input. Its ``Placement`` says where the tile starts in the whole kernel's tensor,
+affine in the loop variables: iteration ``i`` moves it by ``i * t`` times the
+byte stride of the cut dimension in the whole tensor. Whether a tile is a
+contiguous byte range or a strided window is settled when the innermost tile
+kernel is compiled (``windows``), so tiles of tiles compose. A value needed under
+two labels is computed twice (once per label), so nothing here depends on how the
+graph shares values.
 
-Tiling composes: the tile kernel of one strip can be strip-mined again along its
-next dimension (its outer dimension now has extent 1), which gives loop nests.
+A ``Tiling`` is always the whole loop nest so far: ``identity(module)`` has no
+loops, and ``strip(tiling, ...)`` cuts its tile kernel once more (a nested loop).
 Operators whose tiles are not independent (a reduce over the strip dimension, a
 reshape, a slice of part of the strip) make a kernel not strip-mineable; the
 error names the operator.
@@ -26,9 +29,9 @@ from ..errors import ActgenError
 from ..ir.graph import Computation, Instruction, Module
 from ..ir.ops import BINARY_OPS, UNARY_OPS
 from ..ir.types import TensorType
-from ..layout import byte_size
 from ..layout.flatten import physical_order
 
+OUTPUT = -1  # Placement.source of a tile kernel parameter that is the output's own old bytes
 Label = tuple[int, bool] | None  # (strip dimension, reversed tile order), or None: the whole value
 
 ELEMENTWISE = UNARY_OPS | BINARY_OPS | frozenset({"convert", "select", "compare", "clamp"})
@@ -41,7 +44,7 @@ class NotTileable(ActgenError):
 @dataclass(frozen=True)
 class Placement:
     """Where a tile kernel's HBM tensor lies in the full kernel's tensor: tensor
-    ``source`` (an input index, or the output for outputs), at byte offset
+    ``source`` (an input index, or OUTPUT), at byte offset
     ``const + sum(coef * loop variable)`` from its start."""
 
     source: int
@@ -54,20 +57,54 @@ class Placement:
             merged[v] = merged.get(v, 0) + c
         return Placement(self.source, self.const + const, tuple(sorted((v, c) for v, c in merged.items() if c)))
 
+    def at(self, var: str, value: int) -> Placement:
+        """The placement with loop variable ``var`` fixed to ``value``."""
+        coef = dict(self.terms).get(var, 0)
+        return Placement(self.source, self.const + coef * value, tuple((v, c) for v, c in self.terms if v != var))
+
 
 @dataclass(frozen=True)
 class Tiling:
-    """A loop nest (outermost first: variable, trip count) whose body is ``tile``."""
+    """A loop nest (outermost first: variable, trip count) whose body is ``tile``,
+    with where each of the tile kernel's parameters and its output lie in the whole
+    kernel's tensors (``whole_inputs``, ``whole_output``)."""
 
     loops: tuple[tuple[str, int], ...]
     tile: Module
     inputs: tuple[Placement, ...]  # per parameter of the tile kernel
     output: Placement
+    whole_inputs: tuple[TensorType, ...]
+    whole_output: TensorType
     dims: tuple[tuple[int, int, int], ...] = field(default=())  # per loop: (dimension, extent, tile rows)
 
     def describe(self) -> str:
-        loops = " x ".join(f"{v}<{n}" for v, n in self.loops)
-        return f"loops {loops} over tiles {self.tile.result_type}"
+        loops = " x ".join(f"{v}<{n}" for v, n in self.loops) or "no loops"
+        return f"{loops} over tiles {self.tile.result_type}"
+
+    def whole(self, place: Placement) -> TensorType:
+        return self.whole_output if place.source == OUTPUT else self.whole_inputs[place.source]
+
+
+def identity(module: Module) -> Tiling:
+    """The kernel as its own single tile (no loops): where strip-mining starts."""
+    ins = tuple(t for t in module.parameter_types if isinstance(t, TensorType))
+    if len(ins) != len(module.parameter_types) or not isinstance(module.result_type, TensorType):
+        raise NotTileable("the kernel has tuple-typed parameters or several outputs")
+    return Tiling((), module, tuple(Placement(i) for i in range(len(ins))), Placement(OUTPUT), ins,
+                  module.result_type)
+
+
+def strides(t: TensorType) -> tuple[int, ...]:
+    """Bytes from one index of each dimension to the next, in t's layout."""
+    perm, tile = physical_order(t)
+    if tile:
+        raise NotTileable(f"a tile of {t}: tiled layouts ({t.effective_layout}) are not cut yet")
+    out = [0] * t.rank
+    step = t.dtype.nbytes
+    for d in reversed(perm):
+        out[d] = step
+        step *= t.shape[d]
+    return tuple(out)
 
 
 def strip_dimension(t: TensorType) -> int | None:
@@ -78,61 +115,54 @@ def strip_dimension(t: TensorType) -> int | None:
     return next((d for d in perm if t.shape[d] > 1), None)
 
 
-def tile_sizes(module: Module) -> list[int]:
-    """The proper divisors of the output's strip extent, smallest first ([] when none)."""
+def tile_sizes(module: Module, dim: int | None = None) -> list[int]:
+    """The proper divisors of the output's extent along ``dim`` (default: the strip
+    dimension), smallest first ([] when none)."""
     root = module.result_type
     if not isinstance(root, TensorType):
         return []
-    d = strip_dimension(root)
+    d = strip_dimension(root) if dim is None else dim
     if d is None:
         return []
     n = root.shape[d]
     return [t for t in range(1, n) if n % t == 0]
 
 
-def _contiguous_row_bytes(t: TensorType, dim: int, what: str) -> int:
-    """Bytes from one index of ``dim`` to the next, when a range of it is contiguous."""
-    perm, tile = physical_order(t)
-    if tile:
-        raise NotTileable(f"{what} has a tiled layout {t.effective_layout}")
-    k = perm.index(dim)
-    if any(t.shape[p] > 1 for p in perm[:k]):
-        raise NotTileable(f"{what}: a tile along dimension {dim} of {t} is not contiguous in memory")
-    return byte_size(t) // t.shape[dim]
+def cut_dimensions(module: Module) -> list[int]:
+    """The output dimensions a strip may cut (extent > 1), most major first."""
+    root = module.result_type
+    if not isinstance(root, TensorType) or module.output_alias is not None or module.resident:
+        return []
+    perm, tile = physical_order(root)
+    return [] if tile else [d for d in perm if root.shape[d] > 1]
 
 
-def strip(module: Module, t: int, var: str) -> Tiling:
-    """One loop over the output's strip dimension with tiles of ``t`` rows."""
+def strip(outer: Tiling, t: int, var: str, dim: int | None = None) -> Tiling:
+    """``outer`` with its tile kernel cut once more: a loop over output dimension
+    ``dim`` (default: the strip dimension) with tiles of ``t`` rows, innermost."""
+    module = outer.tile
     comp = module.entry_computation
     root = comp.root_instruction
     if not isinstance(root.type, TensorType):
         raise NotTileable("the kernel has several outputs (a tuple)")
-    dim = strip_dimension(root.type)
+    dim = strip_dimension(root.type) if dim is None else dim
     if dim is None:
         raise NotTileable("the output has a single element")
     n = root.type.shape[dim]
     if t < 1 or t >= n or n % t:
         raise NotTileable(f"tile of {t} rows does not divide the strip of {n}")
-    out_row = _contiguous_row_bytes(root.type, dim, "the output")
-    b = _Builder(comp, n, t, var)
+    b = _Builder(comp, n, t, var, outer)
     name = b.visit(root.name, (dim, False))
-    entry = Computation(comp.name, b.out, name)
-    tile = Module(module.name, {**module.computations, comp.name: entry}, module.entry)
-    trips = n // t
-    return Tiling(((var, trips),), tile, tuple(b.placements), Placement(0, 0, ((var, out_row * t),)),
-                  ((dim, n, t),))
-
-
-def nest(outer: Tiling, inner: Tiling) -> Tiling:
-    """``inner`` strip-mines ``outer``'s tile kernel: one loop nest for both."""
-    inputs = tuple(outer.inputs[p.source].shifted(p.const, p.terms) for p in inner.inputs)
-    output = outer.output.shifted(inner.output.const, inner.output.terms)
-    return Tiling(outer.loops + inner.loops, inner.tile, inputs, output, outer.dims + inner.dims)
+    tile = Module(module.name, {**module.computations, comp.name: Computation(comp.name, b.out, name)}, module.entry)
+    step = t * strides(outer.whole_output)[dim]
+    return Tiling(outer.loops + ((var, n // t),), tile, tuple(b.placements),
+                  outer.output.shifted(0, ((var, step),)), outer.whole_inputs, outer.whole_output,
+                  outer.dims + ((dim, n, t),))
 
 
 class _Builder:
-    def __init__(self, comp: Computation, n: int, t: int, var: str):
-        self.comp, self.n, self.t, self.var = comp, n, t, var
+    def __init__(self, comp: Computation, n: int, t: int, var: str, outer: Tiling):
+        self.comp, self.n, self.t, self.var, self.outer = comp, n, t, var, outer
         self.out: list[Instruction] = []
         self.placements: list[Placement] = []
         self.names: dict[tuple[str, Label], str] = {}
@@ -175,22 +205,21 @@ class _Builder:
         return TensorType(t.dtype, tuple(self.t if d == dim else s for d, s in enumerate(t.shape)), t.layout)
 
     def _parameter(self, ins: Instruction, label: Label) -> str:
+        """A parameter of the tile kernel, placed relative to the outer tiling's."""
         src = ins.attrs["parameter_number"]
-        t = ins.tensor_type
+        where = self.outer.inputs[src]
         if label is None:
-            place, ty = Placement(src), t
+            place, ty, name = where, ins.tensor_type, ins.name
         else:
             dim, rev = label
-            row = _contiguous_row_bytes(t, dim, f"parameter {ins.name}")
-            step = row * self.t
+            step = self.t * strides(self.outer.whole(where))[dim]
             trips = self.n // self.t
-            place = Placement(src, step * (trips - 1), ((self.var, -step),)) if rev else \
-                Placement(src, 0, ((self.var, step),))
-            ty = self._cut(t, dim)
+            place = where.shifted(step * (trips - 1), ((self.var, -step),)) if rev else \
+                where.shifted(0, ((self.var, step),))
+            ty, name = self._cut(ins.tensor_type, dim), self._fresh(ins.name, label)
         number = len(self.placements)
         self.placements.append(place)
-        new = Instruction(self._fresh(ins.name, label), "parameter", ty, (), {**ins.attrs, "parameter_number": number},
-                          ins.loc)
+        new = Instruction(name, "parameter", ty, (), {**ins.attrs, "parameter_number": number}, ins.loc)
         self.out.append(new)
         return new.name
 

@@ -2,14 +2,15 @@
 one straight-line program).
 
 First the whole kernel gets ``direct_share`` of the time as straight-line code
-(Act). If that fails, the kernel is strip-mined along its output's outer
-dimension, with tile sizes from the divisors of its extent; each tile kernel is
+(Act). If that fails, the kernel is strip-mined along one of its output's
+dimensions, with tile sizes from the divisors of its extent; each tile kernel is
 compiled the same way, so a tile that is still too large is strip-mined again
-along its next dimension (a loop nest). Tile sizes are tried in order of how
-close the tile kernel's largest tensor comes to one row of an on-chip buffer of
-the output's element type (a zmm register, a Gemmini accumulator row):
-instructions work on such rows, so those tiles are the ones phase 1 maps with the
-fewest splits. Every tile program comes from phases 1-2, so every candidate is
+(a loop nest). Cuts are tried nearest a natural on-chip shape first: either the
+tile kernel's largest tensor is one row of an on-chip buffer of the output's
+element type (a zmm register, a Gemmini accumulator row: element-wise work), or
+the output tile is a square block of such rows (the R x R blocks matrix
+instructions work on, R the elements in a row). Those are the tiles phase 1 maps
+with the fewest splits. Every tile program comes from phases 1-2, so every candidate is
 allocatable; the looped programs are ranked by the cost model, and
 after the first success the next sizes are tried, each with ``patience`` times
 the time the first took, while they keep getting cheaper.
@@ -26,8 +27,10 @@ from ..ir.graph import Module
 from ..ir.types import TensorType
 from ..sim.program import Program
 from ..target import TargetDef
-from .loops import looped_program
-from .strip import NotTileable, Tiling, nest, strip, tile_sizes
+from .loops import Piece, looped_program
+from .reduction import Split, accumulator_buffers, contraction, split
+from .strip import OUTPUT, NotTileable, Tiling, cut_dimensions, identity, strip, tile_sizes
+from .windows import windowed
 
 MAX_DEPTH = 3  # loop nest depth
 
@@ -35,47 +38,95 @@ MAX_DEPTH = 3  # loop nest depth
 @dataclass
 class _Found:
     tiling: Tiling | None  # None: straight-line
-    tile: CompileResult  # the innermost (straight-line) compilation
-    program: Program  # the whole kernel's: tile.program in the loops of tiling
+    tile: CompileResult  # the innermost (straight-line) compilation (a reduction: its body's)
+    program: Program  # the whole kernel's
     cost: float
+    split: Split | None = None
 
 
 def compile_tiled(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
     t0 = time.perf_counter()
-    found = _search(target, module, opts, deadline, 0)
+    try:
+        start = identity(module)
+    except NotTileable:
+        return compile_direct(target, module, opts, deadline)
+    found = _search(target, start, opts, deadline, 0)
     res = found.tile
     if found.tiling is None:
         return res
     stats = dataclasses.replace(res.stats, seconds=time.perf_counter() - t0)
-    return CompileResult(found.program, found.cost, res.pii_graph, res.allocation, stats, module, found.tiling)
+    return CompileResult(found.program, found.cost, res.pii_graph, res.allocation, stats, module, found.tiling,
+                         found.split)
 
 
-def _straight(res: CompileResult) -> _Found:
-    return _Found(None, res, res.program, res.cost)
+def _piece(target: TargetDef, tiling: Tiling, opts: CompileOptions, deadline: float,
+           loop: tuple[str, int, int] | None = None) -> tuple[CompileResult, Piece]:
+    """The tile kernel compiled by phases 1-2, strided tiles unpacked in it."""
+    module, places = windowed(tiling)
+    res = compile_direct(target, module, opts, deadline)
+    out = None if module.resident_in(OUTPUT) else tiling.output
+    return res, Piece(res.program, places, out, loop)
 
 
-def _search(target: TargetDef, module: Module, opts: CompileOptions, deadline: float, depth: int) -> _Found:
-    sizes = tile_sizes(module) if depth < MAX_DEPTH else []
-    if not sizes:
-        return _straight(compile_direct(target, module, opts, deadline))
+def _whole(target: TargetDef, tiling: Tiling, pieces: list[Piece]) -> Program:
+    return looped_program(target, tiling.loops, pieces, list(tiling.whole_inputs), tiling.whole_output)
+
+
+def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | Split], list[str]]:
+    """Ways to cut the tile kernel further: strips of its output, and splits of its
+    longest contraction with the accumulator in each buffer that can hold it."""
+    module = ctx.tile
+    if depth >= MAX_DEPTH:
+        return [], []
+    var = f"i{depth}"
+    out: list = []
+    why: list[str] = []
+    for d in cut_dimensions(module):
+        for t in tile_sizes(module, d):
+            try:
+                out.append(strip(ctx, t, var, d))
+            except NotTileable as err:
+                why.append(f"tiles of {t} along dimension {d}: {err.message}")
+    found = contraction(module) if not module.resident and module.output_alias is None else None
+    if found is not None:
+        dot, k = found
+        for t in (t for t in range(1, k) if k % t == 0):
+            try:
+                s = split(ctx, t, f"k{depth}")
+            except NotTileable as err:
+                why.append(f"steps of {t} along the contraction: {err.message}")
+                continue
+            out += [s.on(b) for b in accumulator_buffers(target, dot.tensor_type)]
+    return _preferred(target, module, out), why
+
+
+def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: float, depth: int) -> _Found:
+    options, why = _options(target, ctx, depth)
     t0 = time.perf_counter()
+    until = deadline if not options else t0 + opts.direct_share * max(0.0, deadline - t0)
     try:
-        return _straight(compile_direct(target, module, opts, t0 + opts.direct_share * max(0.0, deadline - t0)))
-    except CompileError as err:
+        if not ctx.loops:
+            return _straight(compile_direct(target, ctx.tile, opts, until))
+        res, piece = _piece(target, ctx, opts, until)
+        prog = _whole(target, ctx, [piece])
+        return _Found(ctx, res, prog, opts.cost(target, prog))
+    except (CompileError, NotTileable) as err:
+        if not options:
+            raise CompileError(err.message, err.loc) from None
         direct_error = err
-    tilings, why = _preferred(target, module, sizes, f"i{depth}")
     best: _Found | None = None
-    spent = 0.0  # seconds the first successful tiling took: later sizes get patience times that
-    for tiling in tilings:
+    spent = 0.0  # seconds the first successful option took: later ones get patience times that
+    for option in options:
         now = time.perf_counter()
         if now >= deadline:
             why.append("the time limit")
             break
         until = deadline if best is None else min(deadline, now + opts.patience * spent)
         try:
-            found = _tiled(target, module, opts, until, depth, tiling)
+            found = _split(target, option, opts, until) if isinstance(option, Split) else \
+                _search(target, option, opts, until, depth + 1)
         except (NotTileable, CompileError) as err:
-            why.append(f"tiles of {tiling.dims[0][2]}: {err.message}")
+            why.append(f"{_option_text(option)}: {err.message}")
             if best is not None and isinstance(err, CompileError):
                 break
             continue
@@ -90,6 +141,26 @@ def _search(target: TargetDef, module: Module, opts: CompileOptions, deadline: f
     return best
 
 
+def _split(target: TargetDef, s: Split, opts: CompileOptions, deadline: float) -> _Found:
+    """The reduction loop: prologue, body in its own loop, epilogue."""
+    _, first = _piece(target, s.prologue, opts, deadline)
+    res, body = _piece(target, s.body, opts, deadline, (s.var, 1, s.trips))
+    _, last = _piece(target, s.epilogue, opts, deadline)
+    prog = _whole(target, s.epilogue, [first, body, last])
+    return _Found(s.epilogue, res, prog, opts.cost(target, prog), s)
+
+
+def _straight(res: CompileResult) -> _Found:
+    return _Found(None, res, res.program, res.cost)
+
+
+def _option_text(option: Tiling | Split) -> str:
+    if isinstance(option, Split):
+        return f"steps of {option.prologue.tile.result_type} accumulating in {option.body.tile.resident[0][1]}"
+    d, _, t = option.dims[-1]
+    return f"tiles of {t} along dimension {d}"
+
+
 def _row_bytes(target: TargetDef, t: TensorType) -> int:
     """Bytes of one row of the on-chip buffers that hold the element type (any, if none does)."""
     rows = [b for b in target.buffers.values() if not b.is_hbm]
@@ -97,27 +168,29 @@ def _row_bytes(target: TargetDef, t: TensorType) -> int:
     return min(math.prod(b.unit_shape or (1,)) * b.dtype.nbytes for b in same) if same else 1
 
 
-def _preferred(target: TargetDef, module: Module, sizes: list[int], var: str) -> tuple[list[Tiling], list[str]]:
-    """The strip-minings of the kernel, nearest an on-chip row first, and why the other sizes cannot be."""
-    want = _row_bytes(target, module.result_type)
-    tilings, why = [], []
-    for t in sizes:
-        try:
-            tilings.append(strip(module, t, var))
-        except NotTileable as err:
-            why.append(f"tiles of {t}: {err.message}")
+def _preferred(target: TargetDef, module: Module, options: list[Tiling | Split]) -> list[Tiling | Split]:
+    """Nearest a natural on-chip shape first: the tile kernel's largest tensor one
+    on-chip row, or its output a square block of rows (R x R, R elements a row)
+    with a contraction of R; then strips before splits, major dimensions first."""
+    root = module.result_type
+    row = _row_bytes(target, root)
+    r = max(1, row // root.dtype.nbytes)
+    found = contraction(module)
+    k_full = found[1] if found else None
+    order = cut_dimensions(module)
 
-    def distance(tiling: Tiling) -> float:
-        largest = max(i.type.nbytes for i in tiling.tile.entry_computation if isinstance(i.type, TensorType))
-        return abs(math.log2(max(largest, 1) / want))
+    def block(shape, k: int | None) -> float:  # noqa: ANN001
+        d = sum(abs(math.log2(n / min(r, full))) for n, full in zip(shape, root.shape))
+        return d + (abs(math.log2(k / min(r, k_full))) if k else 0.0)
 
-    return sorted(tilings, key=lambda tiling: (distance(tiling), tiling.dims[0][2])), why
+    def key(option: Tiling | Split) -> tuple:
+        if isinstance(option, Split):
+            k = k_full // option.trips
+            return (block(root.shape, k), 1, 0, k, option.body.tile.resident[0][1])
+        tile = option.tile
+        largest = max(i.type.nbytes for i in tile.entry_computation if isinstance(i.type, TensorType))
+        d, _, t = option.dims[-1]
+        dist = min(abs(math.log2(max(largest, 1) / row)), block(tile.result_type.shape, k_full))
+        return (dist, 0, order.index(d), t, "")
 
-
-def _tiled(target: TargetDef, module: Module, opts: CompileOptions, deadline: float, depth: int,
-           tiling: Tiling) -> _Found:
-    inner = _search(target, tiling.tile, opts, deadline, depth + 1)
-    full = tiling if inner.tiling is None else nest(tiling, inner.tiling)
-    types = [t for t in module.parameter_types if isinstance(t, TensorType)]
-    prog = looped_program(target, full, inner.tile.program, types, module.result_type)
-    return _Found(full, inner.tile, prog, opts.cost(target, prog))
+    return sorted(options, key=key)
