@@ -22,9 +22,11 @@ import math
 import time
 from dataclasses import dataclass
 
+from ..errors import ActgenError
 from ..compile import CompileError, CompileOptions, CompileResult, compile_direct
 from ..ir.graph import Module
 from ..ir.types import TensorType
+from ..layout import byte_size
 from ..sim.program import Program
 from ..target import TargetDef
 from .loops import Piece, looped_program
@@ -33,6 +35,8 @@ from .strip import OUTPUT, NotTileable, Tiling, cut_dimensions, identity, strip,
 from .windows import windowed
 
 MAX_DEPTH = 3  # loop nest depth
+DIRECT = None  # the option of compiling a tile kernel as it is
+MAX_DIRECT_BLOCKS = 32  # larger kernels skip the straight-line attempt when they can be tiled (_blocks)
 
 
 @dataclass
@@ -101,32 +105,41 @@ def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | 
 
 
 def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: float, depth: int) -> _Found:
+    """The cheapest program for ``ctx``: its tile kernel compiled as it is (DIRECT)
+    or cut further, in order of ``_preferred`` (a whole kernel tries straight-line
+    code first, with ``direct_share`` of the time)."""
     options, why = _options(target, ctx, depth)
-    t0 = time.perf_counter()
-    until = deadline if not options else t0 + opts.direct_share * max(0.0, deadline - t0)
-    try:
-        if not ctx.loops:
-            return _straight(compile_direct(target, ctx.tile, opts, until))
-        res, piece = _piece(target, ctx, opts, until)
-        prog = _whole(target, ctx, [piece])
-        return _Found(ctx, res, prog, opts.cost(target, prog))
-    except (CompileError, NotTileable) as err:
-        if not options:
-            raise CompileError(err.message, err.loc) from None
-        direct_error = err
+    if not options:
+        return _direct(target, ctx, opts, deadline)
+    blocks = _blocks(target, ctx.tile)
+    if blocks > MAX_DIRECT_BLOCKS:
+        why.append(f"straight-line code: too large, its tensors are {blocks} blocks of on-chip rows "
+                   f"(at most {MAX_DIRECT_BLOCKS} are tried directly)")
+    else:
+        options = [DIRECT] + options if not ctx.loops else _preferred(target, ctx.tile, options + [DIRECT])
     best: _Found | None = None
     spent = 0.0  # seconds the first successful option took: later ones get patience times that
-    for option in options:
+    direct_error: ActgenError | None = None
+    for n, option in enumerate(options):
         now = time.perf_counter()
         if now >= deadline:
             why.append("the time limit")
             break
         until = deadline if best is None else min(deadline, now + opts.patience * spent)
+        if option is DIRECT and n == 0:
+            until = now + opts.direct_share * max(0.0, deadline - now)
         try:
-            found = _split(target, option, opts, until) if isinstance(option, Split) else \
-                _search(target, option, opts, until, depth + 1)
+            if option is DIRECT:
+                found = _direct(target, ctx, opts, until)
+            elif isinstance(option, Split):
+                found = _split(target, option, opts, until)
+            else:
+                found = _search(target, option, opts, until, depth + 1)
         except (NotTileable, CompileError) as err:
-            why.append(f"{_option_text(option)}: {err.message}")
+            if option is DIRECT:
+                direct_error = err
+            else:
+                why.append(f"{_option_text(option)}: {err.message}")
             if best is not None and isinstance(err, CompileError):
                 break
             continue
@@ -136,9 +149,19 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
             break
         best = found
     if best is None:
-        raise CompileError(f"{direct_error.message}\n  strip-mining did not help either: " + "; ".join(why[-3:]),
-                           direct_error.loc)
+        head = direct_error.message + "\n  strip-mining did not help either: " if direct_error else \
+            "no program found: "
+        raise CompileError(head + "; ".join(why[-3:]), direct_error.loc if direct_error else None)
     return best
+
+
+def _direct(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: float) -> _Found:
+    """The tile kernel as straight-line code (the whole kernel, when there are no loops)."""
+    if not ctx.loops:
+        return _straight(compile_direct(target, ctx.tile, opts, deadline))
+    res, piece = _piece(target, ctx, opts, deadline)
+    prog = _whole(target, ctx, [piece])
+    return _Found(ctx, res, prog, opts.cost(target, prog))
 
 
 def _split(target: TargetDef, s: Split, opts: CompileOptions, deadline: float) -> _Found:
@@ -148,6 +171,20 @@ def _split(target: TargetDef, s: Split, opts: CompileOptions, deadline: float) -
     _, last = _piece(target, s.epilogue, opts, deadline)
     prog = _whole(target, s.epilogue, [first, body, last])
     return _Found(s.epilogue, res, prog, opts.cost(target, prog), s)
+
+
+def _blocks(target: TargetDef, module: Module) -> int:
+    """The kernel's inputs and output in R x R blocks of on-chip rows (R elements a
+    row of the output's type): a measure of how many instructions straight-line code
+    needs. Phase 1 maps a few dozen at most within the limits, so larger kernels go
+    straight to tiling instead of spending time on a direct attempt."""
+    root = module.result_type
+    if not isinstance(root, TensorType):
+        return 0
+    row = _row_bytes(target, root)
+    block = row * max(1, row // root.dtype.nbytes)
+    types = [t for t in list(module.parameter_types) + [root] if isinstance(t, TensorType)]
+    return sum(-(-byte_size(t) // block) for t in types)
 
 
 def _straight(res: CompileResult) -> _Found:
@@ -168,10 +205,11 @@ def _row_bytes(target: TargetDef, t: TensorType) -> int:
     return min(math.prod(b.unit_shape or (1,)) * b.dtype.nbytes for b in same) if same else 1
 
 
-def _preferred(target: TargetDef, module: Module, options: list[Tiling | Split]) -> list[Tiling | Split]:
+def _preferred(target: TargetDef, module: Module, options: list) -> list:
     """Nearest a natural on-chip shape first: the tile kernel's largest tensor one
     on-chip row, or its output a square block of rows (R x R, R elements a row)
-    with a contraction of R; then strips before splits, major dimensions first."""
+    with a contraction of R; then the kernel as it is before strips before splits,
+    major dimensions first."""
     root = module.result_type
     row = _row_bytes(target, root)
     r = max(1, row // root.dtype.nbytes)
@@ -183,7 +221,9 @@ def _preferred(target: TargetDef, module: Module, options: list[Tiling | Split])
         d = sum(abs(math.log2(n / min(r, full))) for n, full in zip(shape, root.shape))
         return d + (abs(math.log2(k / min(r, k_full))) if k else 0.0)
 
-    def key(option: Tiling | Split) -> tuple:
+    def key(option: Tiling | Split | None) -> tuple:
+        if option is DIRECT:
+            return (block(root.shape, k_full), -1, 0, 0, "")
         if isinstance(option, Split):
             k = k_full // option.trips
             return (block(root.shape, k), 1, 0, k, option.body.tile.resident[0][1])
