@@ -106,14 +106,14 @@ def test_tile_kernels_compute_the_kernel(target, seed):
     want = evaluate(module, x)[0]
     checked = 0
     for d in cut_dimensions(module):
-        for t in tile_sizes(module, d):
+        for t in tile_sizes(module, d)[:3]:
             try:
                 outer = strip(identity(module), t, "i", d)
             except NotTileable:
                 continue
             tilings = [outer]
             for e in cut_dimensions(outer.tile):
-                for u in tile_sizes(outer.tile, e)[:2]:
+                for u in tile_sizes(outer.tile, e)[:1]:
                     try:
                         tilings.append(strip(outer, u, "j", e))
                     except NotTileable:

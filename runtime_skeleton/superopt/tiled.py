@@ -125,7 +125,9 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
         if now >= deadline:
             why.append("the time limit")
             break
-        until = deadline if best is None else min(deadline, now + opts.patience * spent)
+        # before a success, no option may take more than half of what is left (but the last)
+        until = (deadline if n == len(options) - 1 else now + 0.5 * (deadline - now)) if best is None else \
+            min(deadline, now + opts.patience * spent)
         if option is DIRECT and n == 0:
             until = now + opts.direct_share * max(0.0, deadline - now)
         try:
@@ -224,9 +226,9 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
     def key(option: Tiling | Split | None) -> tuple:
         if option is DIRECT:
             return (block(root.shape, k_full), -1, 0, 0, "")
-        if isinstance(option, Split):
+        if isinstance(option, Split):  # its pieces are compiled as they are: only for small output tiles
             k = k_full // option.trips
-            return (block(root.shape, k), 1, 0, k, option.body.tile.resident[0][1])
+            return (block(root.shape, None) * 2 + block(root.shape, k), 1, 0, k, option.body.tile.resident[0][1])
         tile = option.tile
         largest = max(i.type.nbytes for i in tile.entry_computation if isinstance(i.type, TensorType))
         d, _, t = option.dims[-1]

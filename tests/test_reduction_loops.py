@@ -1,0 +1,128 @@
+"""Strided windows, in-place outputs, on-chip (resident) values and reduction
+loops: the pieces that let a GEMM of any size compile into loop nests."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import generated.gemmini as gemmini
+from runtime_skeleton.compile import CompileOptions, compile_direct, compile_hlo, load_kernel, verify
+from runtime_skeleton.reference import evaluate
+from runtime_skeleton.reference.npz_io import random_inputs
+from runtime_skeleton.sim import cost
+from runtime_skeleton.superopt import identity, strip
+from runtime_skeleton.superopt.reduction import split
+from runtime_skeleton.superopt.windows import window, windowed
+
+
+def gemm(m: int, k: int, n: int) -> str:
+    return f"""HloModule gemm
+ENTRY main {{
+  a = s8[{m},{k}]{{1,0}} parameter(0)
+  b = s8[{k},{n}]{{1,0}} parameter(1)
+  ROOT d = s32[{m},{n}]{{1,0}} dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}}
+"""
+
+
+def _compile(module, timeout: float = 20.0):  # noqa: ANN001
+    import time
+
+    return compile_direct(gemmini.TARGET, module, CompileOptions(timeout=timeout), time.perf_counter() + timeout)
+
+
+def test_window_geometry():
+    from runtime_skeleton.ir.types import TensorType
+    from runtime_skeleton.ir.dtypes import DTYPES
+
+    s32 = DTYPES["s32"]
+    whole = TensorType(s32, (64, 32))
+    assert window(whole, TensorType(s32, (16, 32))) is None  # whole rows: contiguous
+    assert window(whole, TensorType(s32, (16, 16))) == (16, 64, 128)  # 16 rows of 64 bytes, 128 apart
+    assert window(whole, TensorType(s32, (1, 16))) is None
+
+
+def test_a_strided_output_is_written_in_place_and_verifies():
+    """Columns 16..31 of an s32[16,32] product: a strided load of B and a strided
+    store that keeps the other columns (the output takes the old window's place)."""
+    tiling = strip(identity(load_kernel(gemm(16, 16, 32))), 16, "j", 1)
+    module, places = windowed(tiling)
+    assert module.output_alias == 2 and places[2].terms == (("j", 64),)
+    res = _compile(module)
+    assert verify(gemmini.TARGET, res) == []
+    names = [c.name for c in res.program.flat()]
+    assert "mvout_acc32" in names and res.program.outputs[0].offset == res.program.inputs[2].offset
+
+
+def test_resident_values_stay_on_chip():
+    """The three pieces of a reduction loop compile with the accumulator pinned at
+    the start of the accumulator buffer and never stored in between."""
+    tiling = strip(strip(identity(load_kernel(gemm(32, 64, 32))), 16, "i", 0), 16, "j", 1)
+    s = split(tiling, 16, "k").on("acc")
+    first = _compile(windowed(s.prologue)[0]).program
+    body = _compile(windowed(s.body)[0]).program
+    last = _compile(windowed(s.epilogue)[0]).program
+    assert [c.name for c in body.flat()][-1] == "compute_ws_acc"
+    assert body.instructions[-1].attrs["c_addr"] == 0 == first.instructions[-1].attrs["c_addr"]
+    assert [c.name for c in last.flat()] == ["mvout_acc32"]
+    assert not any(c.name.startswith("mvout") for c in list(first.flat()) + list(body.flat()))
+
+
+def test_split_pieces_compute_the_kernel():
+    """prologue, body for k = 1.., epilogue, evaluated by the reference: the kernel."""
+    module = load_kernel(gemm(16, 64, 16))
+    s = split(identity(module), 16, "k")
+    x = random_inputs(module.parameter_types, 0)
+    a, b = x
+
+    acc = evaluate(s.prologue.tile, [a[:, :16], b[:16]])[0]
+    for k in range(1, s.trips):
+        acc = evaluate(s.body.tile, [acc, a[:, 16 * k:16 * k + 16], b[16 * k:16 * k + 16]])[0]
+    (got,) = evaluate(s.epilogue.tile, [acc])
+    np.testing.assert_array_equal(got, evaluate(module, x)[0])
+    assert [p.terms for p in s.body.inputs[1:]] == [(("k", 16),), (("k", 256),)]  # A: 16 bytes, B: 16 rows
+
+
+@pytest.mark.parametrize("shape", [(32, 32, 32), pytest.param((48, 64, 32), marks=pytest.mark.slow)])
+def test_gemm_compiles_into_loops_with_an_on_chip_reduction_and_verifies(shape):
+    res = compile_hlo(gemmini.TARGET, gemm(*shape), CompileOptions(timeout=30, direct_share=0.05))
+    assert res.split is not None and res.program.has_loops
+    assert verify(gemmini.TARGET, res) == []
+    text = res.describe_loops()
+    assert "reduction loop" in text and "accumulating in" in text
+
+
+MLP_LAYER = """HloModule mlp
+ENTRY main {
+  a = s8[32,64]{1,0} parameter(0)
+  b = s8[64,32]{1,0} parameter(1)
+  bias = s32[32,32]{1,0} parameter(2)
+  d = s32[32,32]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  s = s32[32,32]{1,0} add(d, bias)
+  lo = s32[] constant(0)
+  hi = s32[] constant(127)
+  c = s32[32,32]{1,0} clamp(lo, s, hi)
+  ROOT r = s8[32,32]{1,0} convert(c)
+}"""
+
+
+def test_an_int8_mlp_layer_fuses_bias_relu_and_requantize_into_the_epilogue():
+    """bias, ReLU and the int8 saturation after the product happen on the way out of
+    the accumulator (Gemmini: mvin_acc_add of the bias, mvout_relu), not in HBM."""
+    res = compile_hlo(gemmini.TARGET, MLP_LAYER, CompileOptions(timeout=40, direct_share=0.05))
+    assert res.split is not None
+    assert verify(gemmini.TARGET, res) == []
+    assert "mvout_relu" in {c.name for c in res.program.flat()}
+
+
+def test_large_loop_programs_are_timed_by_extrapolation():
+    res = compile_hlo(gemmini.TARGET, gemm(64, 32, 64), CompileOptions(timeout=30, direct_share=0.05))
+    prog = res.program
+    exact = cost.time_program(gemmini.TARGET, prog).cycles
+    limit = cost.EXTRAPOLATE_ABOVE
+    try:
+        cost.EXTRAPOLATE_ABOVE = 10
+        estimate = cost.cycles(gemmini.TARGET, prog)
+    finally:
+        cost.EXTRAPOLATE_ABOVE = limit
+    assert abs(estimate - exact) <= 0.1 * exact
