@@ -207,21 +207,48 @@ def _row_bytes(target: TargetDef, t: TensorType) -> int:
     return min(math.prod(b.unit_shape or (1,)) * b.dtype.nbytes for b in same) if same else 1
 
 
+def _rows_per_write(target: TargetDef, buffer: str) -> int:
+    """The most rows of ``buffer`` one instruction writes (computing attributes at their
+    largest): a Gemmini accumulator or AMX tile takes 16 at once, a zmm register 1."""
+    most = 1
+    for ins in target.instructions.values():
+        if ins.output.buffer != buffer:
+            continue
+        a = {d.name: d.hi for d in ins.comp_attrs} | {d.name: d.lo for d in ins.addr_attrs}
+        try:
+            if ins.e(a):
+                most = max(most, int(ins.h(a)[0][1][-1]))
+        except Exception:  # noqa: BLE001  (attributes at their bounds may not make a valid instruction)
+            continue
+    return most
+
+
+def _natural_rows(target: TargetDef, t: TensorType) -> int:
+    """Rows of a natural output block: the most any on-chip buffer of t's element type
+    takes in one instruction (1 when none holds it)."""
+    same = [b.name for b in target.buffers.values() if not b.is_hbm and b.dtype == t.dtype]
+    return max([_rows_per_write(target, b) for b in same] + [1])
+
+
 def _preferred(target: TargetDef, module: Module, options: list) -> list:
     """Nearest a natural on-chip shape first: the tile kernel's largest tensor one
-    on-chip row, or its output a square block of rows (R x R, R elements a row)
-    with a contraction of R; then the kernel as it is before strips before splits,
-    major dimensions first."""
+    on-chip row (no contraction), or its output a block of rows (Q x R: R elements a row, Q rows one
+    instruction writes at most) with a contraction of Q (a strip's contraction is
+    still split further down, a split's pieces are not cut further: a split counts
+    its output's distance twice); then the kernel as it is before strips before
+    splits, major dimensions first."""
     root = module.result_type
     row = _row_bytes(target, root)
     r = max(1, row // root.dtype.nbytes)
+    q = _natural_rows(target, root)
     found = contraction(module)
     k_full = found[1] if found else None
     order = cut_dimensions(module)
+    want = [1] * max(0, root.rank - 2) + [q, r][-root.rank:] if root.rank else []
 
     def block(shape, k: int | None) -> float:  # noqa: ANN001
-        d = sum(abs(math.log2(n / min(r, full))) for n, full in zip(shape, root.shape))
-        return d + (abs(math.log2(k / min(r, k_full))) if k else 0.0)
+        d = sum(abs(math.log2(n / min(w, full))) for n, w, full in zip(shape, want, root.shape))
+        return d + (abs(math.log2(k / min(q, k_full))) if k else 0.0)
 
     def key(option: Tiling | Split | None) -> tuple:
         if option is DIRECT:
@@ -232,7 +259,9 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
         tile = option.tile
         largest = max(i.type.nbytes for i in tile.entry_computation if isinstance(i.type, TensorType))
         d, _, t = option.dims[-1]
-        dist = min(abs(math.log2(max(largest, 1) / row)), block(tile.result_type.shape, k_full))
+        dist = block(tile.result_type.shape, None)  # its contraction can still be split below
+        if k_full is None:  # element-wise work: a row at a time is natural too
+            dist = min(dist, abs(math.log2(max(largest, 1) / row)))
         return (dist, 0, order.index(d), t, "")
 
     return sorted(options, key=key)
