@@ -179,7 +179,8 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     print(f"  time {st.seconds:.2f}s: phase 1 {st.phase1_seconds:.2f}s, phase 2 {st.phase2_seconds:.2f}s, "
           f"emit {st.emit_seconds:.2f}s")
     if res.tiling is not None:
-        print(f"  strip-mined: {res.describe_loops()} (no straight-line program within its share of the time)")
+        print(f"  strip-mined: {res.describe_loops()} "
+              "(straight-line code: too large, or none found within its share of the time)")
     if ns.verify:
         problems = verify(target, res)
         if problems:
