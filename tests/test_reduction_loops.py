@@ -126,3 +126,15 @@ def test_large_loop_programs_are_timed_by_extrapolation():
     finally:
         cost.EXTRAPOLATE_ABOVE = limit
     assert abs(estimate - exact) <= 0.1 * exact
+
+
+def test_an_f32_gemm_on_amx_accumulates_in_a_vector_register():
+    """AMX has no f32 matrix instruction: rows of 16 floats accumulate in a zmm register,
+    one broadcast-multiply-add per step of the contraction."""
+    import generated.amx as amx
+
+    hlo = gemm(32, 32, 32).replace("s8[", "f32[").replace("s32[", "f32[")
+    res = compile_hlo(amx.TARGET, hlo, CompileOptions(timeout=15, direct_share=0.05))
+    assert res.split is not None and res.split.body.tile.resident[0][1] == "zmm"
+    assert verify(amx.TARGET, res) == []
+    assert "vfmadd231ps" in {c.name for c in res.program.flat()}
