@@ -183,7 +183,9 @@ def _ancestors(g, i):
 
 def test_accumulators_start_from_zero_only_where_needed():
     """AMX's matmuls always accumulate, so tdpbusd also computes a plain product from a zeroed
-    tile; Gemmini's compute_ws computes it without, so compute_ws_acc and compute_os do not."""
+    tile; Gemmini's compute_ws computes it without, so compute_ws_acc and compute_os do not.
+    Gemmini's only broadcast load accumulates (the stride-0 bias mvin), so it also gives a plain
+    broadcast row from a zeroed accumulator."""
     from runtime_skeleton.isel.isa_rules import _zero_skips, isa_rules
 
     def zero_params(tname):
@@ -192,7 +194,7 @@ def test_accumulators_start_from_zero_only_where_needed():
                 for p in patterns if any(_zero_skips(p, i) for i in range(len(p.nodes)))}
 
     assert zero_params("amx") == {"tdpbusd": [2], "tdpbssd": [2]}
-    assert zero_params("gemmini") == {}
+    assert zero_params("gemmini") == {"mvin_acc_add_bcast": [1]}
 
 
 def test_view_terms_reinterpret_bytes():

@@ -96,9 +96,10 @@ MLP_LAYER = """HloModule mlp
 ENTRY main {
   a = s8[32,64]{1,0} parameter(0)
   b = s8[64,32]{1,0} parameter(1)
-  bias = s32[32,32]{1,0} parameter(2)
+  bias = s32[32]{0} parameter(2)
   d = s32[32,32]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  s = s32[32,32]{1,0} add(d, bias)
+  bb = s32[32,32]{1,0} broadcast(bias), dimensions={1}
+  s = s32[32,32]{1,0} add(d, bb)
   lo = s32[] constant(0)
   hi = s32[] constant(127)
   c = s32[32,32]{1,0} clamp(lo, s, hi)
@@ -108,11 +109,12 @@ ENTRY main {
 
 def test_an_int8_mlp_layer_fuses_bias_relu_and_requantize_into_the_epilogue():
     """bias, ReLU and the int8 saturation after the product happen on the way out of
-    the accumulator (Gemmini: mvin_acc_add of the bias, mvout_relu), not in HBM."""
+    the accumulator (Gemmini: the bias row added to every accumulator row by a
+    stride-0 mvin, then mvout_relu), not in HBM."""
     res = compile_hlo(gemmini.TARGET, MLP_LAYER, CompileOptions(timeout=40, direct_share=0.05))
     assert res.split is not None
     assert verify(gemmini.TARGET, res) == []
-    assert "mvout_relu" in {c.name for c in res.program.flat()}
+    assert {"mvin_acc_add_bcast", "mvout_relu"} <= {c.name for c in res.program.flat()}
 
 
 def test_large_loop_programs_are_timed_by_extrapolation():
