@@ -1,19 +1,22 @@
-"""Compiling through strip-mining (the compile path for kernels that do not fit
+"""Compiling through loop nests (the compile path for kernels that do not fit
 one straight-line program).
 
 First the whole kernel gets ``direct_share`` of the time as straight-line code
-(Act). If that fails, the kernel is strip-mined along one of its output's
-dimensions, with tile sizes from the divisors of its extent; each tile kernel is
-compiled the same way, so a tile that is still too large is strip-mined again
-(a loop nest). Cuts are tried nearest a natural on-chip shape first: either the
-tile kernel's largest tensor is one row of an on-chip buffer of the output's
-element type (a zmm register, a Gemmini accumulator row: element-wise work), or
-the output tile is a square block of such rows (the R x R blocks matrix
-instructions work on, R the elements in a row). Those are the tiles phase 1 maps
-with the fewest splits. Every tile program comes from phases 1-2, so every candidate is
-allocatable; the looped programs are ranked by the cost model, and
-after the first success the next sizes are tried, each with ``patience`` times
-the time the first took, while they keep getting cheaper.
+(Act), unless it is too large to try (``MAX_DIRECT_BLOCKS``). Otherwise, or if
+that fails, the kernel is cut: strips along one of its output's dimensions
+(tile sizes from the divisors of its extent; ``strip``) or a reduction loop over
+its longest contraction with the accumulator on chip (``reduction``). Each tile
+kernel is handled the same way, so a tile that is still too large is cut again
+(a loop nest); inside loops, compiling the tile kernel as it is ranks among the
+cuts. Cuts are tried nearest a natural on-chip shape first (``_preferred``): the
+tile kernel's largest tensor one on-chip row (element-wise work), or its output
+a block of Q x R (R elements a row, Q the rows one instruction writes in the
+accumulator's buffer) with a contraction of Q. Those are the tiles phase 1 maps
+with the fewest splits. Every tile program comes from phases 1-2, so every
+candidate is allocatable; the looped programs are ranked by the cost model.
+After the first success the next options are tried, each with ``patience``
+times the time the first took, while they keep getting cheaper and until one
+comes within ``NEAR_ROOFLINE`` of the kernel's roofline bound.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from ..ir.graph import Module
 from ..ir.types import TensorType
 from ..layout import byte_size
 from ..sim.program import Program
+from ..sim.roofline import roofline
 from ..target import TargetDef
 from .loops import Piece, looped_program
 from .reduction import Split, accumulator_buffers, contraction, split
@@ -36,6 +40,8 @@ from .windows import windowed
 
 MAX_DEPTH = 3  # loop nest depth
 DIRECT = None  # the option of compiling a tile kernel as it is
+NEAR_ROOFLINE = 0.8  # a program reaching this fraction of the roofline ends the search
+ASSEMBLY_SHARE = 0.03  # of the time, kept for assembling and costing the chosen program
 MAX_DIRECT_BLOCKS = 32  # larger kernels skip the straight-line attempt when they can be tiled (_blocks)
 
 
@@ -54,7 +60,8 @@ def compile_tiled(target: TargetDef, module: Module, opts: CompileOptions, deadl
         start = identity(module)
     except NotTileable:
         return compile_direct(target, module, opts, deadline)
-    found = _search(target, start, opts, deadline, 0)
+    # the final program is assembled and costed after the search: leave it a little time
+    found = _search(target, start, opts, deadline - ASSEMBLY_SHARE * max(0.0, deadline - t0), 0, module)
     res = found.tile
     if found.tiling is None:
         return res
@@ -104,7 +111,8 @@ def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | 
     return _preferred(target, module, out), why
 
 
-def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: float, depth: int) -> _Found:
+def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: float, depth: int,
+            kernel: Module) -> _Found:
     """The cheapest program for ``ctx``: its tile kernel compiled as it is (DIRECT)
     or cut further, in order of ``_preferred`` (a whole kernel tries straight-line
     code first, with ``direct_share`` of the time)."""
@@ -136,7 +144,7 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
             elif isinstance(option, Split):
                 found = _split(target, option, opts, until)
             else:
-                found = _search(target, option, opts, until, depth + 1)
+                found = _search(target, option, opts, until, depth + 1, kernel)
         except (NotTileable, CompileError) as err:
             if option is DIRECT:
                 direct_error = err
@@ -150,11 +158,20 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
         elif found.cost >= best.cost:
             break
         best = found
+        if _near_roofline(target, found, kernel):
+            break
     if best is None:
         head = direct_error.message + "\n  strip-mining did not help either: " if direct_error else \
             "no program found: "
         raise CompileError(head + "; ".join(why[-3:]), direct_error.loc if direct_error else None)
     return best
+
+
+def _near_roofline(target: TargetDef, found: _Found, kernel: Module) -> bool:
+    """Whether the program is within NEAR_ROOFLINE of the kernel's roofline bound (no
+    other cut can gain much: the search stops)."""
+    r = roofline(target, found.program, kernel)
+    return r.t_peak is not None and found.cost <= r.t_peak / NEAR_ROOFLINE
 
 
 def _direct(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: float) -> _Found:
