@@ -137,6 +137,6 @@ def test_an_f32_gemm_on_amx_accumulates_in_a_vector_register():
 
     hlo = gemm(32, 32, 32).replace("s8[", "f32[").replace("s32[", "f32[")
     res = compile_hlo(amx.TARGET, hlo, CompileOptions(timeout=15, direct_share=0.05))
-    assert res.split is not None and res.split.body.tile.resident[0][1] == "zmm"
+    assert res.split is not None and res.split.buffer == "zmm"
     assert verify(amx.TARGET, res) == []
     assert "vfmadd231ps" in {c.name for c in res.program.flat()}

@@ -4,7 +4,8 @@ Identity instructions (slice^H, concat^H) own no storage: a slice is a view of
 its operand and a concatenation is its operands side by side. So a tensor's
 storage stays live while any view of it, or any concatenation containing it, is
 still read. Live ranges are in instruction positions 1..N: [0, N] for kernel
-inputs (up to their last read for inputs the kernel donates to its output), [0, b-1] for constants, [a, b-1] for instruction results, where a is the
+inputs ([0, b-1] for inputs the kernel donates: overwritten in place or on chip),
+[0, b-1] for constants, [a, b-1] for instruction results, where a is the
 defining position and b the last reading position (N for kernel outputs).
 Undefined operands (``undef``: values the result does not depend on) need no
 storage of their own.

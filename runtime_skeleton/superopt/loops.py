@@ -5,9 +5,9 @@ output at the HBM offsets its allocation chose. In the loop, each of those
 tensors is a tile of a whole-kernel tensor (``Tiling``'s placements), so every
 instruction slice of HBM that lies in a tile input or the tile output is moved
 there: the address attribute that starts the slice becomes affine in the loop
-variables. Constants and HBM scratch stay where the allocation put them (every
-iteration reuses them), and the whole kernel's tensors go above everything the
-tile program touches. Every instruction the loop executes is then checked against
+variables. Constants and HBM scratch are the same every iteration; each piece's
+move up past the previous piece's, and the whole kernel's tensors go above
+everything the pieces touch. Every instruction the loop executes is then checked against
 its instruction's ranges, constraint and buffer bounds, as the simulator would.
 """
 from __future__ import annotations
@@ -142,19 +142,18 @@ def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], s
     moved: dict[str, tuple[int, tuple]] = {}
     for j, lo, n in _hbm_slices(target, ins, ci.attrs):
         found = _region_of(regions, lo, n)
-        if found is None:
+        if found is None:  # a constant or scratch: the same every iteration, past the earlier pieces' data
             if not shift:
-                continue  # a constant or scratch: the same every iteration
-            found = (0, Placement(0, 0))
-            delta = shift
+                continue
+            delta, terms = shift, ()
         else:
             region_start, place = found
             delta = bases[place.source] + place.const - region_start  # OUTPUT = -1: the output's base, last
-        place = found[1]
+            terms = place.terms
         name, c = _start_attr(ins, ci.attrs, j)
-        if delta % c or any(k % c for _, k in place.terms):
+        if delta % c or any(k % c for _, k in terms):
             raise NotTileable(f"{ci.name}: {name} addresses HBM in steps of {c} bytes; a tile moves by {delta}")
-        want = (delta // c, tuple((v, k // c) for v, k in place.terms))
+        want = (delta // c, tuple((v, k // c) for v, k in terms))
         if moved.setdefault(name, want) != want:
             raise NotTileable(f"{ci.name}: {name} addresses two tensors that move differently")
     for name, (const, terms) in moved.items():

@@ -44,8 +44,13 @@ class Split:
                        body=put(self.body, ((0, buffer), (OUTPUT, buffer))),
                        epilogue=put(self.epilogue, ((0, buffer),)))
 
+    @property
+    def buffer(self) -> str | None:
+        """Where the accumulator lives (None before ``on``)."""
+        return self.body.tile.resident_in(0)
+
     def describe(self) -> str:
-        return f"{self.var}<{self.trips} accumulating in {self.body.tile.resident[0][1]}"
+        return f"{self.var}<{self.trips} accumulating in {self.buffer}"
 
 
 def contraction(module: Module) -> tuple[Instruction, int] | None:

@@ -84,8 +84,8 @@ def _whole(target: TargetDef, tiling: Tiling, pieces: list[Piece]) -> Program:
 
 
 def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | Split], list[str]]:
-    """Ways to cut the tile kernel further: strips of its output, and splits of its
-    longest contraction with the accumulator in each buffer that can hold it."""
+    """Ways to cut the tile kernel further (unordered): strips of its output, and splits
+    of its longest contraction with the accumulator in each buffer that can hold it."""
     module = ctx.tile
     if depth >= MAX_DEPTH:
         return [], []
@@ -98,7 +98,7 @@ def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | 
                 out.append(strip(ctx, t, var, d))
             except NotTileable as err:
                 why.append(f"tiles of {t} along dimension {d}: {err.message}")
-    found = contraction(module) if not module.resident and module.output_alias is None else None
+    found = contraction(module)
     if found is not None:
         dot, k = found
         for t in (t for t in range(1, k) if k % t == 0):
@@ -108,7 +108,7 @@ def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | 
                 why.append(f"steps of {t} along the contraction: {err.message}")
                 continue
             out += [s.on(b) for b in accumulator_buffers(target, dot.tensor_type)]
-    return _preferred(target, module, out), why
+    return out, why
 
 
 def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: float, depth: int,
@@ -120,11 +120,13 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
     if not options:
         return _direct(target, ctx, opts, deadline)
     blocks = _blocks(target, ctx.tile)
-    if blocks > MAX_DIRECT_BLOCKS:
+    direct = [] if blocks > MAX_DIRECT_BLOCKS else [DIRECT]
+    if not direct:
         why.append(f"straight-line code: too large, its tensors are {blocks} blocks of on-chip rows "
                    f"(at most {MAX_DIRECT_BLOCKS} are tried directly)")
-    else:
-        options = [DIRECT] + options if not ctx.loops else _preferred(target, ctx.tile, options + [DIRECT])
+    # a whole kernel tries straight-line code first (Act); inside loops it ranks with the cuts
+    options = direct + _preferred(target, ctx.tile, options) if not ctx.loops else \
+        _preferred(target, ctx.tile, options + direct)
     best: _Found | None = None
     spent = 0.0  # seconds the first successful option took: later ones get patience times that
     direct_error: ActgenError | None = None
@@ -212,7 +214,7 @@ def _straight(res: CompileResult) -> _Found:
 
 def _option_text(option: Tiling | Split) -> str:
     if isinstance(option, Split):
-        return f"steps of {option.prologue.tile.result_type} accumulating in {option.body.tile.resident[0][1]}"
+        return f"steps of {option.prologue.tile.result_type} accumulating in {option.buffer}"
     d, _, t = option.dims[-1]
     return f"tiles of {t} along dimension {d}"
 
@@ -272,7 +274,7 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
             return (block(root.shape, k_full), -1, 0, 0, "")
         if isinstance(option, Split):  # its pieces are compiled as they are: only for small output tiles
             k = k_full // option.trips
-            return (block(root.shape, None) * 2 + block(root.shape, k), 1, 0, k, option.body.tile.resident[0][1])
+            return (block(root.shape, None) * 2 + block(root.shape, k), 1, 0, k, option.buffer)
         tile = option.tile
         largest = max(i.type.nbytes for i in tile.entry_computation if isinstance(i.type, TensorType))
         d, _, t = option.dims[-1]
