@@ -1,4 +1,7 @@
-"""Layouts: how logical tensor coordinates map to bytes (XLA layouts, tiles)."""
-from .flatten import bflat, byte_size, unbflat
+"""Layouts (after Axe): logical coordinates to named physical axes (``axe``), and
+XLA layouts as such maps onto bytes (``flatten``: bflat and its inverse)."""
+from .axe import Iter, Layout, LayoutError, compose, direct_sum, identity, inverse, tile
+from .flatten import Storage, bflat, byte_size, storage, unbflat
 
-__all__ = ["bflat", "byte_size", "unbflat"]
+__all__ = ["Iter", "Layout", "LayoutError", "Storage", "bflat", "byte_size", "compose", "direct_sum", "identity",
+           "inverse", "storage", "tile", "unbflat"]

@@ -1,18 +1,22 @@
 """Byte-flattening (Act Def. 7): a tensor as the little-endian bytes of its XLA layout.
 
-``minor_to_major`` orders the dimensions in memory; a tile ``T(a, b)`` (XLA's
-tiled layouts) pads the minor-most dimensions of that order to multiples of the
-tile and stores whole tiles contiguously, tiles in row-major order. Only one
-level of tiling is supported; deeper tilings raise a clear error.
+An XLA layout is an Axe layout (``axe``) onto the memory axis: ``minor_to_major``
+orders the dimensions, and a tile ``T(a, b)`` pads the minor-most dimensions of
+that order to multiples of the tile and stores whole tiles contiguously, tiles in
+row-major order — the Kronecker product of a row-major tile with the row-major
+grid of tiles. Only one level of tiling is supported; deeper tilings raise a
+clear error.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import ActgenError
 from ..ir.types import TensorType
+from .axe import Iter, Layout, tile
 
 
 def physical_order(t: TensorType) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -22,68 +26,87 @@ def physical_order(t: TensorType) -> tuple[tuple[int, ...], tuple[int, ...]]:
         raise ActgenError(f"layout {layout} is not a permutation of the dimensions of {t}")
     if len(layout.tiles) > 1:
         raise ActgenError(f"layout {layout}: nested tilings are not supported yet (only one T(...))")
-    tile = layout.tiles[0] if layout.tiles else ()
-    if len(tile) > t.rank:
+    tile_ = layout.tiles[0] if layout.tiles else ()
+    if len(tile_) > t.rank:
         raise ActgenError(f"layout {layout}: tile has more dimensions than {t}")
-    return tuple(reversed(layout.minor_to_major)), tile
+    return tuple(reversed(layout.minor_to_major)), tile_
 
 
-def tiled_shape(shape: tuple[int, ...], tile: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    k = len(tile)
-    padded = shape[: len(shape) - k] + tuple(-(-d // b) * b for d, b in zip(shape[len(shape) - k :], tile))
-    return padded, tile
+def tiled_shape(shape: tuple[int, ...], tile_: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    k = len(tile_)
+    padded = shape[: len(shape) - k] + tuple(-(-d // b) * b for d, b in zip(shape[len(shape) - k :], tile_))
+    return padded, tile_
+
+
+@dataclass(frozen=True)
+class Storage:
+    """A tensor type's XLA layout as an Axe layout over its (tile-padded) logical
+    shape, strides in elements, with each dimension's iters (``blocks``)."""
+
+    shape: tuple[int, ...]  # the logical shape padded to whole tiles
+    blocks: tuple[tuple[Iter, ...], ...]  # per logical dimension, most significant first
+    nbytes: int
+
+    @property
+    def layout(self) -> Layout:
+        return Layout(tuple(it for b in self.blocks for it in b))
+
+    @property
+    def bytes(self) -> Layout:
+        """The layout in bytes: where each element starts."""
+        return self.layout.scaled(self.nbytes)
+
+    def storage_order(self) -> tuple[int, ...]:
+        """The iters (numbered as in ``layout``) from the most significant in memory."""
+        its = self.layout.shard
+        return tuple(sorted(range(len(its)), key=lambda k: (-its[k].stride, -its[k].extent, k)))
+
+
+def storage(t: TensorType) -> Storage:
+    perm, tile_ = physical_order(t)
+    phys = tuple(t.shape[p] for p in perm)
+    padded, _ = tiled_shape(phys, tile_)
+    r, k = len(phys), len(tile_)
+    if any(d < 1 for d in phys):
+        raise ActgenError(f"{t} has no elements")
+    if not tile_:
+        lay = Layout.row_major(phys)
+        phys_blocks = [(it,) for it in lay.shard]
+    else:
+        grid = padded[: r - k] + tuple(d // b for d, b in zip(padded[r - k:], tile_))
+        inner = (1,) * (r - k) + tile_
+        lay = tile(Layout.row_major(inner), inner, Layout.row_major(grid), grid)
+        # each leading dimension is its grid iter; each tiled one, its grid iter then its tile iter
+        its = list(lay.shard)
+        phys_blocks = [(its[2 * j],) for j in range(r - k)] + \
+            [(its[2 * j], its[2 * j + 1]) for j in range(r - k, r)]
+    blocks = tuple(phys_blocks[perm.index(i)] for i in range(r))
+    return Storage(tuple(padded[perm.index(i)] for i in range(r)), blocks, t.dtype.nbytes)
 
 
 def byte_size(t: TensorType) -> int:
-    perm, tile = physical_order(t)
-    shape = tuple(t.shape[p] for p in perm)
-    if tile:
-        shape, _ = tiled_shape(shape, tile)
-    return math.prod(shape) * t.dtype.nbytes
+    physical_order(t)
+    if 0 in t.shape:
+        return 0
+    return math.prod(storage(t).shape) * t.dtype.nbytes
 
 
 def bflat(arr: np.ndarray, t: TensorType) -> bytes:
-    perm, tile = physical_order(t)
-    a = np.ascontiguousarray(np.asarray(arr, dtype=t.dtype.np).transpose(perm))
-    if tile:
-        a = _tile(a, tile)
-    return a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+    a = np.asarray(arr, dtype=t.dtype.np)
+    if a.size == 0:
+        return b""
+    st = storage(t)
+    if st.shape != a.shape:
+        a = np.pad(a, [(0, p - d) for p, d in zip(st.shape, a.shape)])
+    out = np.zeros(a.size, t.dtype.np)
+    out[st.layout.offsets()] = a.reshape(-1)
+    return out.astype(out.dtype.newbyteorder("<"), copy=False).tobytes()
 
 
 def unbflat(data: bytes | np.ndarray, t: TensorType) -> np.ndarray:
-    perm, tile = physical_order(t)
-    phys = tuple(t.shape[p] for p in perm)
+    if byte_size(t) == 0:
+        return np.zeros(t.shape, t.dtype.np)
+    st = storage(t)
     raw = np.frombuffer(bytes(data), dtype=t.dtype.np.newbyteorder("<"))[: byte_size(t) // t.dtype.nbytes]
-    if tile:
-        a = _untile(raw, phys, tile)
-    else:
-        a = raw.reshape(phys)
-    return np.ascontiguousarray(a.astype(t.dtype.np).transpose(np.argsort(perm)))
-
-
-def _tile(a: np.ndarray, tile: tuple[int, ...]) -> np.ndarray:
-    k, r = len(tile), a.ndim
-    padded, _ = tiled_shape(a.shape, tile)
-    p = np.zeros(padded, a.dtype)
-    p[tuple(slice(0, d) for d in a.shape)] = a
-    # [.., D1, D2] -> [.., D1/b1, b1, D2/b2, b2] -> [.., D1/b1, D2/b2, b1, b2]
-    split = p.shape[: r - k] + tuple(x for d, b in zip(p.shape[r - k :], tile) for x in (d // b, b))
-    p = p.reshape(split)
-    outer = list(range(r - k)) + [r - k + 2 * i for i in range(k)]
-    inner = [r - k + 2 * i + 1 for i in range(k)]
-    return p.transpose(outer + inner)
-
-
-def _untile(raw: np.ndarray, phys: tuple[int, ...], tile: tuple[int, ...]) -> np.ndarray:
-    k, r = len(tile), len(phys)
-    padded, _ = tiled_shape(phys, tile)
-    blocked = padded[: r - k] + tuple(d // b for d, b in zip(padded[r - k :], tile)) + tile
-    p = raw.reshape(blocked)
-    # inverse of _tile's transpose
-    order = list(range(r - k))
-    for i in range(k):
-        order += [r - k + i, r + i]
-    p = p.transpose(order).reshape(padded)
-    return p[tuple(slice(0, d) for d in phys)]
-
-
+    a = raw[st.layout.offsets()].reshape(st.shape)
+    return np.ascontiguousarray(a[tuple(slice(0, d) for d in t.shape)].astype(t.dtype.np))

@@ -8,8 +8,10 @@ the whole value (the right-hand side of a dot, a broadcast operand the strip doe
 not touch, a scalar). The tile kernel is the same graph with every labelled
 dimension cut to ``t``; a parameter the strip runs through becomes a tile of the
 input. Its ``Placement`` says where the tile starts in the whole kernel's tensor,
-affine in the loop variables: iteration ``i`` moves it by ``i * t`` times the
-byte stride of the cut dimension in the whole tensor. Whether a tile is a
+affine in the loop variables: iteration ``i`` moves it by ``i`` times the bytes
+from one tile to the next in the whole tensor's layout (``step``: an Axe
+grouping of the cut dimension's iters, so row-major, transposed and XLA-tiled
+layouts such as AMX's VNNI weights are cut alike). Whether a tile is a
 contiguous byte range or a strided window is settled when the innermost tile
 kernel is compiled (``windows``), so tiles of tiles compose. A value needed under
 two labels is computed twice (once per label), so nothing here depends on how the
@@ -29,7 +31,8 @@ from ..errors import ActgenError
 from ..ir.graph import Computation, Instruction, Module
 from ..ir.ops import BINARY_OPS, UNARY_OPS
 from ..ir.types import TensorType
-from ..layout.flatten import physical_order
+from ..layout.axe import Layout, LayoutError
+from ..layout.flatten import physical_order, storage
 
 OUTPUT = -1  # Placement.source of a tile kernel parameter that is the output's own old bytes
 Label = tuple[int, bool] | None  # (strip dimension, reversed tile order), or None: the whole value
@@ -94,24 +97,29 @@ def identity(module: Module) -> Tiling:
                   module.result_type)
 
 
-def strides(t: TensorType) -> tuple[int, ...]:
-    """Bytes from one index of each dimension to the next, in t's layout."""
-    perm, tile = physical_order(t)
-    if tile:
-        raise NotTileable(f"a tile of {t}: tiled layouts ({t.effective_layout}) are not cut yet")
-    out = [0] * t.rank
-    step = t.dtype.nbytes
-    for d in reversed(perm):
-        out[d] = step
-        step *= t.shape[d]
-    return tuple(out)
+def step(whole: TensorType, dim: int, t: int) -> int:
+    """Bytes from one tile of ``t`` indices along ``dim`` of ``whole`` to the next.
+
+    The dimension's iters in whole's layout (``layout.storage``) must group as
+    (extent / t, t) with one iter for the tile number: then tile k starts k times
+    that iter's stride further (a row-major row block, a column block, a run of
+    whole XLA tiles). Otherwise tiles are not evenly spaced, and not a loop."""
+    st = storage(whole)
+    n = st.shape[dim]
+    try:
+        if n % t:
+            raise LayoutError(f"{t} does not divide {n}")
+        outer = Layout(Layout(st.blocks[dim]).blocks((n // t, t))[0]).canonical().shard
+    except LayoutError as e:
+        raise NotTileable(f"tiles of {t} along dimension {dim} of {whole}: not aligned with its layout ({e})") from e
+    if len(outer) > 1:
+        raise NotTileable(f"tiles of {t} along dimension {dim} of {whole} are not evenly spaced in its layout")
+    return outer[0].stride * st.nbytes if outer else 0
 
 
 def strip_dimension(t: TensorType) -> int | None:
     """The most major dimension of extent > 1 (None: a single element)."""
-    perm, tile = physical_order(t)
-    if tile:
-        return None
+    perm, _ = physical_order(t)
     return next((d for d in perm if t.shape[d] > 1), None)
 
 
@@ -133,8 +141,8 @@ def cut_dimensions(module: Module) -> list[int]:
     root = module.result_type
     if not isinstance(root, TensorType) or module.output_alias is not None or module.resident:
         return []
-    perm, tile = physical_order(root)
-    return [] if tile else [d for d in perm if root.shape[d] > 1]
+    perm, _ = physical_order(root)
+    return [d for d in perm if root.shape[d] > 1]
 
 
 def strip(outer: Tiling, t: int, var: str, dim: int | None = None) -> Tiling:
@@ -154,9 +162,9 @@ def strip(outer: Tiling, t: int, var: str, dim: int | None = None) -> Tiling:
     b = _Builder(comp, n, t, var, outer)
     name = b.visit(root.name, (dim, False))
     tile = Module(module.name, {**module.computations, comp.name: Computation(comp.name, b.out, name)}, module.entry)
-    step = t * strides(outer.whole_output)[dim]
+    out_step = step(outer.whole_output, dim, t)
     return Tiling(outer.loops + ((var, n // t),), tile, tuple(b.placements),
-                  outer.output.shifted(0, ((var, step),)), outer.whole_inputs, outer.whole_output,
+                  outer.output.shifted(0, ((var, out_step),)), outer.whole_inputs, outer.whole_output,
                   outer.dims + ((dim, n, t),))
 
 
@@ -212,10 +220,10 @@ class _Builder:
             place, ty, name = where, ins.tensor_type, ins.name
         else:
             dim, rev = label
-            step = self.t * strides(self.outer.whole(where))[dim]
+            by = step(self.outer.whole(where), dim, self.t)
             trips = self.n // self.t
-            place = where.shifted(step * (trips - 1), ((self.var, -step),)) if rev else \
-                where.shifted(0, ((self.var, step),))
+            place = where.shifted(by * (trips - 1), ((self.var, -by),)) if rev else \
+                where.shifted(0, ((self.var, by),))
             ty, name = self._cut(ins.tensor_type, dim), self._fresh(ins.name, label)
         number = len(self.placements)
         self.placements.append(place)

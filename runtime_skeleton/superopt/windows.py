@@ -13,37 +13,57 @@ rows replaced (the output takes over that parameter's storage,
 """
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import replace
 
-from ..ir.attrs import Literal, PadDim, SliceDim
-from ..ir.dtypes import DTYPES
+from ..ir.attrs import PadDim, SliceDim
+from ..ir.dtypes import DTYPES, DType
 from ..ir.graph import Computation, Instruction, Module
 from ..ir.types import TensorType
-from ..layout.flatten import physical_order
-from .strip import OUTPUT, NotTileable, Placement, Tiling, strides
+from ..isel.bflat import Step, flatten_steps, fold, unflatten_steps, zero_literal
+from ..layout.axe import Layout, LayoutError, compose
+from ..layout.flatten import storage
+from .strip import OUTPUT, NotTileable, Placement, Tiling
 
 U8 = DTYPES["u8"]
 
 
 def window(whole: TensorType, tile: TensorType) -> tuple[int, int, int] | None:
-    """(rows, row bytes, pitch) of a tile of ``whole`` in memory; None when contiguous."""
-    st = strides(whole)
-    perm, _ = physical_order(whole)
-    dims = [(tile.shape[d], st[d]) for d in perm if tile.shape[d] > 1]
-    k, row = len(dims), whole.dtype.nbytes
-    while k and dims[k - 1][1] == row:  # the contiguous innermost part
-        row *= dims[k - 1][0]
-        k -= 1
-    if not k:
-        return None
-    if perm != tuple(range(whole.rank)):
-        raise NotTileable(f"a strided tile of {whole}: only row-major layouts are unpacked")
-    rows, pitch = dims[k - 1]
-    for ext, s in reversed(dims[:k - 1]):
-        if s != pitch * rows:
+    """(rows, row bytes, pitch) of a tile of ``whole`` in memory; None when the tile
+    is one contiguous run of bytes in its own layout's order.
+
+    The tile is the box of ``tile.shape`` in whole's layout (an Axe slice). It is a
+    window when that box is ``rows`` runs of ``row`` contiguous elements at one
+    ``pitch`` and, read run after run, the elements come in the tile's own layout:
+    box = window ∘ own layout, checked as an equality of layouts."""
+    st, own = storage(whole), storage(tile)
+    if own.shape != tile.shape:
+        raise NotTileable(f"a tile {tile} that its own layout pads")
+    try:
+        box = st.layout.slice(st.shape, (0,) * whole.rank, tile.shape)
+    except LayoutError as e:
+        raise NotTileable(f"a tile {tile} of {whole}: {e}") from e
+    box = replace(box, offset=()).canonical()
+    its = sorted(box.shard, key=lambda it: it.stride)
+    row, k = 1, 0
+    while k < len(its) and its[k].stride == row:
+        row *= its[k].extent
+        k += 1
+    rows, pitch = 1, its[k].stride if k < len(its) else row
+    for it in its[k:]:
+        if it.stride != pitch * rows:
             raise NotTileable(f"a tile {tile} of {whole} is not rows at one pitch (a window of a window)")
-        rows *= ext
-    return rows, row, pitch
+        rows *= it.extent
+    runs = Layout.strided((rows, pitch), (row, 1))
+    try:
+        same = compose(runs, own.layout).same(box)
+    except LayoutError:
+        same = False
+    if not same:
+        raise NotTileable(f"a tile {tile} of {whole}: its bytes are not in the tile's own layout order")
+    if rows == 1:
+        return None
+    e = whole.dtype.nbytes
+    return rows, row * e, pitch * e
 
 
 def span(rows: int, row: int, pitch: int) -> int:
@@ -69,41 +89,43 @@ class _Emitter:
         self.out.append(Instruction(new, opcode, ty, operands, attrs or {}))
         return new
 
-    def zero(self) -> str:
-        return self.emit("zero.w", "constant", _bytes(), (), {"literal": Literal(U8, np.zeros((), np.uint8))})
+    def zero(self, dt: DType = U8) -> str:
+        return self.emit("zero.w", "constant", TensorType(dt, ()), (), {"literal": zero_literal(dt)})
 
-    def rows_of(self, flat: str, rows: int, row: int, pitch: int) -> tuple[str, str]:
-        """The window bytes as u8[rows, pitch] (the last row padded), and that array's name."""
+    def chain(self, x: str, steps: list[Step], name: str) -> str:
+        """``steps`` applied to ``x``; the last operator is named ``name``."""
+        count = iter(range(len(steps) - 1, -1, -1))
+
+        def make(s: Step, ops: tuple[str, ...]) -> str:
+            return self.emit(f"{ops[0]}.{s.opcode}" if next(count) else name, s.opcode, s.type, ops, dict(s.attrs))
+
+        return fold(x, steps, make, self.zero)
+
+    def rows_of(self, flat: str, rows: int, row: int, pitch: int) -> str:
+        """The window bytes as u8[rows, pitch] (the last row padded)."""
         full = self.emit(f"{flat}.pad", "pad", _bytes(rows * pitch), (flat, self.zero()),
                          {"padding": (PadDim(0, pitch - row),)})
-        return self.emit(f"{flat}.rows", "reshape", _bytes(rows, pitch), (full,)), full
+        return self.emit(f"{flat}.rows", "reshape", _bytes(rows, pitch), (full,))
 
     def unpack(self, flat: str, ty: TensorType, rows: int, row: int, pitch: int, name: str) -> None:
-        """``name`` = the tile of type ``ty`` in the window bytes ``flat``."""
-        grid, _ = self.rows_of(flat, rows, row, pitch)
-        part = self.emit(f"{flat}.part", "slice", _bytes(rows, row), (grid,),
+        """``name`` = the tile of type ``ty`` in the window bytes ``flat``: the rows'
+        bytes, then byte-flattening undone (``unflatten_steps``)."""
+        steps = unflatten_steps(ty)
+        if steps[0].type == _bytes(rows, row):  # the rows already have that shape
+            steps = steps[1:]
+        grid = self.rows_of(flat, rows, row, pitch)
+        part = self.emit(f"{flat}.part" if steps else name, "slice", _bytes(rows, row), (grid,),
                          {"slice": (SliceDim(0, rows), SliceDim(0, row))})
-        e = ty.dtype.nbytes
-        cols = row // e
-        if e > 1:
-            part = self.emit(f"{flat}.elems", "reshape", _bytes(rows, cols, e), (part,))
-        flat_ty = TensorType(ty.dtype, (rows, cols))
-        if flat_ty.shape == ty.shape:
-            self.emit(name, "bitcast-convert", ty, (part,))
-        else:
-            vals = self.emit(f"{flat}.vals", "bitcast-convert", flat_ty, (part,))
-            self.emit(name, "reshape", ty, (vals,))
+        self.chain(part, steps, name)
 
     def merge(self, tile: str, ty: TensorType, old: str, rows: int, row: int, pitch: int) -> str:
         """The window bytes ``old`` with its rows replaced by the tile's (the strided store)."""
-        e = ty.dtype.nbytes
-        vals = self.emit(f"{tile}.rows", "reshape", TensorType(ty.dtype, (rows, row // e)), (tile,))
-        if e > 1:
-            b = self.emit(f"{tile}.b", "bitcast-convert", _bytes(rows, row // e, e), (vals,))
-            b = self.emit(f"{tile}.bytes", "reshape", _bytes(rows, row), (b,))
-        else:
-            b = self.emit(f"{tile}.bytes", "bitcast-convert", _bytes(rows, row), (vals,))
-        grid, _ = self.rows_of(old, rows, row, pitch)
+        steps = flatten_steps(ty)
+        steps[-1] = replace(steps[-1], type=_bytes(rows, row))  # the bytes as the window's rows
+        if len(steps) > 1 and steps[-2].type == steps[-1].type:
+            steps.pop()
+        b = self.chain(tile, steps, f"{tile}.bytes")
+        grid = self.rows_of(old, rows, row, pitch)
         keep = self.emit(f"{old}.keep", "slice", _bytes(rows, pitch - row), (grid,),
                          {"slice": (SliceDim(0, rows), SliceDim(row, pitch))})
         new = self.emit(f"{tile}.merged", "concatenate", _bytes(rows, pitch), (b, keep), {"dimensions": (1,)})
