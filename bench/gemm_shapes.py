@@ -1,5 +1,6 @@
 """Large GEMMs through the tiling core: Act's six Gemmini GEMM shapes, an int8 MLP
-layer (bias + ReLU + int8 saturation) and AMX f32 GEMMs, compiled with default
+layer (bias + ReLU + int8 saturation), AMX f32 GEMMs and AMX int8 GEMMs (B in
+the blocked VNNI layout {1,0:T(16,4)}), compiled with default
 settings into loop nests (strips, strided windows, on-chip reduction loops).
 
 Per kernel: compile time (wall), the loop structure chosen, instructions executed,
@@ -50,10 +51,26 @@ ENTRY main {{
 """
 
 
+def gemm_vnni(m: int, k: int, n: int) -> str:
+    """AMX int8: u8 A[m,k] times s8 B given as [n,k] in {1,0:T(16,4)} (oneDNN's blocked
+    VNNI weights, as in Act's K1/K2: 16 columns x 4 K values a 64-byte tile row)."""
+    return f"""HloModule gemm_u8s8_{m}x{k}x{n}
+ENTRY main {{
+  a = u8[{m},{k}]{{1,0}} parameter(0)
+  b = s8[{n},{k}]{{1,0:T(16,4)}} parameter(1)
+  a32 = s32[{m},{k}]{{1,0}} convert(a)
+  bt = s8[{k},{n}]{{1,0}} transpose(b), dimensions={{1,0}}
+  b32 = s32[{k},{n}]{{1,0}} convert(bt)
+  ROOT d = s32[{m},{n}]{{1,0}} dot(a32, b32), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}}
+"""
+
+
 def kernels() -> list[tuple[str, str, str]]:
     out = [(f"gemm_i8_{m}x{k}x{n}", "gemmini", gemm("s8", "s32", m, k, n)) for m, k, n in GEMMINI_SHAPES]
     out += [("mlp_i8_512x256x128", "gemmini", mlp_layer(512, 256, 128))]
     out += [(f"gemm_f32_{s}x{s}x{s}", "amx", gemm("f32", "f32", s, s, s)) for s in (256,)]
+    out += [(f"gemm_u8s8_{m}x{k}x{n}", "amx", gemm_vnni(m, k, n)) for m, k, n in ((256, 256, 256), (512, 512, 512))]
     return out
 
 

@@ -140,3 +140,26 @@ def test_an_f32_gemm_on_amx_accumulates_in_a_vector_register():
     assert res.split is not None and res.split.buffer == "zmm"
     assert verify(amx.TARGET, res) == []
     assert "vfmadd231ps" in {c.name for c in res.program.flat()}
+
+
+def test_an_int8_gemm_on_amx_accumulates_in_a_tile_with_vnni_weights():
+    """u8 x s8 on AMX with B in oneDNN's blocked VNNI layout {1,0:T(16,4)}: the layout is
+    cut into whole 16 x 64-byte tiles (Axe: a box of the tiled layout is a window of its
+    own layout), and the s32 accumulator lives in a byte tile as its bytes."""
+    import generated.amx as amx
+
+    hlo = """HloModule u8s8
+ENTRY main {
+  a = u8[32,128]{1,0} parameter(0)
+  b = s8[32,128]{1,0:T(16,4)} parameter(1)
+  a32 = s32[32,128]{1,0} convert(a)
+  bt = s8[128,32]{1,0} transpose(b), dimensions={1,0}
+  b32 = s32[128,32]{1,0} convert(bt)
+  ROOT d = s32[32,32]{1,0} dot(a32, b32), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+    res = compile_hlo(amx.TARGET, hlo, CompileOptions(timeout=40, direct_share=0.05))
+    assert res.split is not None and res.split.buffer == "tmm"
+    assert res.tiling.tile.result_type.shape == (16, 16) and res.split.trips == 2
+    assert verify(amx.TARGET, res) == []
+    assert "tdpbusd" in {c.name for c in res.program.flat()}

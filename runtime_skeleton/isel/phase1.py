@@ -158,18 +158,34 @@ class InstructionSelector:
         for t in self.input_types:
             if not isinstance(t, TensorType):
                 raise NoPiiGraph("kernels with tuple-typed parameters are not supported")
-        args = []
-        for i, t in enumerate(self.input_types):
-            buf = module.resident_in(i)
-            args.append(Term("input", t.with_layout(None), (), {"index": i, "buffer": buf}) if buf else
-                        bflat.unflatten(Term("input", bflat.flat_type(t), (), {"index": i}), t))
+        args = [self._input(i, t) for i, t in enumerate(self.input_types)]
         outs = module_to_terms(module, args=args)
         self.output_types = [_layout_of(module, i, o.type) for i, o in enumerate(outs)]
         out_buf = module.resident_in(-1)
         self.output_buffers = [out_buf or target.hbm.name for _ in outs]
-        refs = [self.eg.add(o if out_buf else bflat.flatten(o, t)) for o, t in zip(outs, self.output_types)]
+        refs = [self.eg.add(self._on_chip(o, t, out_buf) if out_buf else bflat.flatten(o, t))
+                for o, t in zip(outs, self.output_types)]
         self.eg.flush()
         self._root_refs = refs
+
+    def _input(self, i: int, t: TensorType) -> Term:
+        """Kernel input i: its bytes on d0, or (Module.resident) the value kept on chip,
+        as the buffer holds it (``bflat.resident_type``)."""
+        buf = self.module.resident_in(i)
+        if not buf:
+            return bflat.unflatten(Term("input", bflat.flat_type(t), (), {"index": i}), t)
+        held = self._resident_type(buf, t)
+        return bflat.fold(Term("input", held, (), {"index": i, "buffer": buf}), bflat.reinterpret_steps(held, t),
+                          bflat.term, bflat.zero_term)
+
+    def _on_chip(self, out: Term, t: TensorType, buf: str) -> Term:
+        return bflat.fold(out, bflat.reinterpret_steps(t, self._resident_type(buf, t)), bflat.term, bflat.zero_term)
+
+    def _resident_type(self, buf: str, t: TensorType) -> TensorType:
+        try:
+            return bflat.resident_type(self.target.buffers[buf], t)
+        except ActgenError as err:
+            raise NoPiiGraph(err.message) from None
 
     @property
     def roots(self) -> list:

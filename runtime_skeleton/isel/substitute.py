@@ -20,8 +20,9 @@ def pii_graph_to_module(g: PiiGraph, target: TargetDef, input_types: list[Tensor
         args = [terms[a] for a in n.args]
         if n.kind == "input":
             i = n.attrs["index"]
-            on_chip = n.attrs.get("buffer")  # Module.resident: the value itself, not its bytes
-            terms.append(params[i] if on_chip else bflat.flatten(params[i], input_types[i]))  # type: ignore[arg-type]
+            on_chip = n.attrs.get("buffer")  # Module.resident: the value as its buffer holds it
+            terms.append(_held(params[i], input_types[i], n.type) if on_chip else
+                         bflat.flatten(params[i], input_types[i]))  # type: ignore[arg-type]
         elif n.kind == "const":
             terms.append(n.term)  # type: ignore[arg-type]
         elif n.kind == "undef":  # any value: the instruction's result does not depend on it
@@ -36,8 +37,14 @@ def pii_graph_to_module(g: PiiGraph, target: TargetDef, input_types: list[Tensor
             (out,) = module_to_terms(target.semantics(ins, alpha), args=args)
             terms.append(out)
     on_chip = any(i == -1 for i, _ in g.resident)
-    outs = [terms[o] if on_chip else bflat.unflatten(terms[o], t) for o, t in zip(g.outputs, output_types)]
+    outs = [_held(terms[o], g.nodes[o].type, t) if on_chip else bflat.unflatten(terms[o], t)
+            for o, t in zip(g.outputs, output_types)]
     return to_module(outs, "pii_graph", input_types)  # type: ignore[arg-type]
+
+
+def _held(x: Term, src: TensorType, dst: TensorType) -> Term:
+    """``x`` read as ``dst`` (an on-chip value and the bytes its buffer holds it as)."""
+    return bflat.fold(x, bflat.reinterpret_steps(src, dst), bflat.term, bflat.zero_term)
 
 
 def _zeros(t: TensorType) -> Term:

@@ -11,7 +11,7 @@ steps of ``t``, the loop body becomes three tile kernels, each compiled by phase
   epilogue   out = E(C, ...)                      from chip to HBM
 
 C is a resident value (``Module.resident``): it stays at the start of one on-chip
-buffer across the three programs, so the accumulation never leaves the chip, and
+buffer (as its bytes, in a buffer of another element type) across the three programs, so the accumulation never leaves the chip, and
 element-wise work after the dot (bias, ReLU, requantize) is fused into the
 epilogue. Which buffer holds C is the search's choice (any on-chip buffer of the
 dot's element type). Integer sums are exact in any order; floating-point sums
@@ -19,6 +19,7 @@ are reassociated, as every tiled GEMM does.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from ..ir.graph import Computation, Instruction, Module
@@ -66,8 +67,15 @@ def contraction(module: Module) -> tuple[Instruction, int] | None:
 
 
 def accumulator_buffers(target: TargetDef, t: TensorType) -> list[str]:
-    """On-chip buffers that hold the dot's element type."""
-    return [b.name for b in target.buffers.values() if not b.is_hbm and b.dtype == t.dtype]
+    """On-chip buffers that can hold values of t's element type: those of that type,
+    or, when there are none, those whose rows hold whole elements as bytes (an s32
+    accumulator in AMX's byte tiles; ``bflat.resident_type``)."""
+    chip = [b for b in target.buffers.values() if not b.is_hbm]
+    same = [b.name for b in chip if b.dtype == t.dtype]
+    if same or t.dtype.is_pred:
+        return same
+    return [b.name for b in chip if not b.dtype.is_pred and
+            (math.prod(b.unit_shape) * b.dtype.nbytes) % t.dtype.nbytes == 0]
 
 
 def split(outer: Tiling, t: int, var: str) -> Split:

@@ -11,8 +11,10 @@ kernel is handled the same way, so a tile that is still too large is cut again
 cuts. Cuts are tried nearest a natural on-chip shape first (``_preferred``): the
 tile kernel's largest tensor one on-chip row (element-wise work), or its output
 a block of Q x R (R elements a row, Q the rows one instruction writes in the
-accumulator's buffer) with a contraction of Q. Those are the tiles phase 1 maps
-with the fewest splits. Every tile program comes from phases 1-2, so every
+accumulator's buffer) with a contraction of Q, or of what one instruction
+contracts when that is longer (``_natural_contraction``: AMX's int8 tile op
+takes 64 bytes of A a row). Those are the
+tiles phase 1 maps with the fewest splits. Every tile program comes from phases 1-2, so every
 candidate is allocatable; the looped programs are ranked by the cost model.
 After the first success the next options are tried, each with ``patience``
 times the time the first took, while they keep getting cheaper and until one
@@ -243,16 +245,34 @@ def _rows_per_write(target: TargetDef, buffer: str) -> int:
 
 
 def _natural_rows(target: TargetDef, t: TensorType) -> int:
-    """Rows of a natural output block: the most any on-chip buffer of t's element type
-    takes in one instruction (1 when none holds it)."""
-    same = [b.name for b in target.buffers.values() if not b.is_hbm and b.dtype == t.dtype]
-    return max([_rows_per_write(target, b) for b in same] + [1])
+    """Rows of a natural output block: the most any on-chip buffer that holds t's
+    values takes in one instruction (1 when none holds it)."""
+    return max([_rows_per_write(target, b) for b in accumulator_buffers(target, t)] + [1])
+
+
+def _natural_contraction(target: TargetDef, t: TensorType) -> int:
+    """The longest contraction one instruction performs into a buffer that holds t's
+    values (its semantics' dot, attributes at their largest): Gemmini's DIM, 64 bytes
+    of A a row for AMX's int8 tile op, 1 for a vector FMA (no dot)."""
+    held = set(accumulator_buffers(target, t))
+    most = 1
+    for ins in target.instructions.values():
+        if ins.output.buffer not in held:
+            continue
+        try:
+            comp = target.semantics(ins, {d.name: d.hi for d in ins.comp_attrs}).entry_computation
+        except ActgenError:
+            continue
+        for dot in (i for i in comp.instructions if i.opcode == "dot"):
+            lhs = comp[dot.operands[0]].tensor_type
+            most = max(most, math.prod(lhs.shape[d] for d in dot.attrs.get("lhs_contracting_dims", ())))
+    return most
 
 
 def _preferred(target: TargetDef, module: Module, options: list) -> list:
     """Nearest a natural on-chip shape first: the tile kernel's largest tensor one
     on-chip row (no contraction), or its output a block of rows (Q x R: R elements a row, Q rows one
-    instruction writes at most) with a contraction of Q (a strip's contraction is
+    instruction writes at most) with a natural contraction (a strip's contraction is
     still split further down, a split's pieces are not cut further: a split counts
     its output's distance twice); then the kernel as it is before strips before
     splits, major dimensions first."""
@@ -262,12 +282,13 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
     q = _natural_rows(target, root)
     found = contraction(module)
     k_full = found[1] if found else None
+    k_nat = max(q, _natural_contraction(target, root))
     order = cut_dimensions(module)
     want = [1] * max(0, root.rank - 2) + [q, r][-root.rank:] if root.rank else []
 
     def block(shape, k: int | None) -> float:  # noqa: ANN001
         d = sum(abs(math.log2(n / min(w, full))) for n, w, full in zip(shape, want, root.shape))
-        return d + (abs(math.log2(k / min(q, k_full))) if k else 0.0)
+        return d + (abs(math.log2(k / min(k_nat, k_full))) if k else 0.0)
 
     def key(option: Tiling | Split | None) -> tuple:
         if option is DIRECT:
