@@ -12,7 +12,6 @@ its instruction's ranges, constraint and buffer bounds, as the simulator would.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ..ir.types import TensorType
@@ -20,36 +19,12 @@ from ..layout import byte_size
 from ..sim.machine import SimError, checked
 from ..sim.program import ConcreteInstr, ConstData, Loop, Program, TensorDecl
 from ..sim.program import shift as shift_affine
-from ..target import InstructionDef, TargetDef
+from ..target import TargetDef
+from .addressing import hbm_slices, start_attr
+from .double_buffer import double_buffered
 from .strip import OUTPUT, NotTileable, Placement
 
 ALIGN = 4096  # whole-kernel tensors start at page boundaries: every alignment an address needs divides it
-
-
-def _hbm_slices(target: TargetDef, ins: type[InstructionDef], attrs: Mapping[str, int]) -> list[tuple[int, int, int]]:
-    """(slice index, start byte, length) of each HBM slice the instruction accesses."""
-    hbm = target.hbm.name
-    slices = (ins.output,) + ins.inputs
-    found = []
-    for j, (s, (starts, lengths)) in enumerate(zip(slices, ins.h(attrs))):
-        if s.buffer == hbm:
-            found.append((j, int(starts[0]), int(lengths[0])))
-    return found
-
-
-def _start_attr(ins: type[InstructionDef], attrs: Mapping[str, int], j: int) -> tuple[str, int]:
-    """The addressing attribute that moves HBM slice j, and bytes per unit of it."""
-    def start(name: str, step: int) -> int:
-        return int(ins.h({**attrs, name: attrs[name] + step})[j][0][0])
-
-    found = []
-    for d in ins.addr_attrs:
-        c = start(d.name, 1) - start(d.name, 0)
-        if c and start(d.name, 2) - start(d.name, 0) == 2 * c:  # affine in it
-            found.append((d.name, c))
-    if len(found) != 1:
-        raise NotTileable(f"{ins.name}: cannot tell which attribute addresses its HBM slice")
-    return found[0]
 
 
 def _region_of(regions: list[tuple[int, int, Placement]], lo: int, n: int) -> tuple[int, Placement] | None:
@@ -87,7 +62,7 @@ def _top(target: TargetDef, piece: Piece) -> int:
     prog = piece.program
     top = max([o + n for o, n, _ in _regions(piece)] + [c.offset + len(c.data) for c in prog.consts] + [0])
     for ci in prog.flat():
-        top = max([top] + [lo + n for _, lo, n in _hbm_slices(target, target.instructions[ci.name], ci.attrs)])
+        top = max([top] + [lo + n for _, lo, n in hbm_slices(target, target.instructions[ci.name], ci.attrs)])
     return top
 
 
@@ -130,8 +105,13 @@ def looped_program(target: TargetDef, loops: tuple[tuple[str, int], ...], pieces
                    inputs=[TensorDecl(f"arg{i}", t, b) for i, (t, b) in enumerate(zip(input_types, bases))],
                    outputs=[TensorDecl("out0", output_type, bases[-1])],
                    consts=consts, instructions=items)
-    check_program(target, prog)
-    return prog
+    doubled = replace(prog, instructions=double_buffered(target, items))
+    try:
+        check_program(target, doubled)
+        return doubled
+    except NotTileable:  # an address constraint the moved copies break: single buffers
+        check_program(target, prog)
+        return prog
 
 
 def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], shift: int) -> ConcreteInstr:
@@ -140,7 +120,7 @@ def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], s
     ins = target.instructions[ci.name]
     attrs = dict(ci.attrs)
     moved: dict[str, tuple[int, tuple]] = {}
-    for j, lo, n in _hbm_slices(target, ins, ci.attrs):
+    for j, lo, n in hbm_slices(target, ins, ci.attrs):
         found = _region_of(regions, lo, n)
         if found is None:  # a constant or scratch: the same every iteration, past the earlier pieces' data
             if not shift:
@@ -150,7 +130,7 @@ def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], s
             region_start, place = found
             delta = bases[place.source] + place.const - region_start  # OUTPUT = -1: the output's base, last
             terms = place.terms
-        name, c = _start_attr(ins, ci.attrs, j)
+        name, c = start_attr(ins, ci.attrs, j)
         if delta % c or any(k % c for _, k in terms):
             raise NotTileable(f"{ci.name}: {name} addresses HBM in steps of {c} bytes; a tile moves by {delta}")
         want = (delta // c, tuple((v, k // c) for v, k in terms))
