@@ -10,7 +10,7 @@ roofline = 100 * T_peak / cycles; with --verify also whether the program matches
 reference interpreter on random inputs (the simulator executes every instruction:
 minutes for the largest shapes).
 
-    python bench/gemm_shapes.py [--only NAME ...] [--verify] [--timeout 60]
+    python bench/gemm_shapes.py [--only NAME ...] [--verify] [--timeout 60] [--jobs N]
 """
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def kernels() -> list[tuple[str, str, str]]:
     return out
 
 
-def measure(target: str, text: str, timeout: float, do_verify: bool) -> dict:
+def measure(target: str, text: str, timeout: float, do_verify: bool, jobs: int = 1) -> dict:
     from runtime_skeleton.compile import CompileError
     from runtime_skeleton.hlo import parse_module
     from runtime_skeleton.sim.cost import cycles
@@ -83,7 +83,7 @@ def measure(target: str, text: str, timeout: float, do_verify: bool) -> dict:
     be = backend(target)
     t0 = time.perf_counter()
     try:
-        res = be.compile_hlo(text, timeout=timeout)
+        res = be.compile_hlo(text, timeout=timeout, jobs=jobs)
     except CompileError as err:
         return {"ok": False, "error": err.message, "wall": time.perf_counter() - t0}
     rec = {"ok": True, "wall": time.perf_counter() - t0, "loops": res.describe_loops() or "straight-line",
@@ -104,13 +104,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", metavar="NAME", help="kernel names to run (default all)")
     ap.add_argument("--verify", action="store_true", help="also run each program on the simulator")
     ap.add_argument("--timeout", type=float, default=60.0, help="compile timeout, s (default 60, the default)")
+    ap.add_argument("--jobs", type=int, default=1, metavar="N", help="compile in N processes (default 1)")
     args = ap.parse_args(argv)
     rows, failed = [], 0
     for name, target, text in kernels():
         if args.only and name not in args.only:
             continue
         progress(f"{name} on {target} ...")
-        rec = measure(target, text, args.timeout, args.verify)
+        rec = measure(target, text, args.timeout, args.verify, args.jobs)
         if not rec["ok"]:
             failed += 1
             rows.append([name, target, f"{rec['wall']:.1f}", "", "", "", "", "", one_line(rec["error"], 100)])

@@ -3,7 +3,7 @@
     python -m generated.<t> info
     python -m generated.<t> run PROG.s (--inputs IN.npz | --random SEED) -o OUT.npz [--expect KERNEL.hlo] [--trace FILE.json]
     python -m generated.<t> isel KERNEL.hlo [--show N] [--dot FILE] [--egraph-dot FILE] [--check]
-    python -m generated.<t> compile KERNEL.hlo -o PROG.s [--json FILE] [--verify] [--deterministic] [--timeout S]
+    python -m generated.<t> compile KERNEL.hlo -o PROG.s [--json FILE] [--verify] [--deterministic] [--timeout S] [--jobs N]
 """
 from __future__ import annotations
 
@@ -167,8 +167,12 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
 
     from .compile import CompileOptions, compile_hlo, verify
 
+    if ns.jobs < 1:
+        raise ActgenError(f"--jobs must be at least 1 (got {ns.jobs})")
+    if ns.jobs > 1 and ns.deterministic:
+        print("note: --deterministic compiles in one process; --jobs is ignored", file=sys.stderr)
     opts = CompileOptions(timeout=ns.timeout, deterministic=ns.deterministic, patience=ns.patience,
-                          tiling=not ns.no_tiling)
+                          tiling=not ns.no_tiling, jobs=ns.jobs)
     res = compile_hlo(target, pathlib.Path(ns.kernel), opts)
     pathlib.Path(ns.output).write_text(res.text)
     if ns.json:
@@ -240,6 +244,8 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                       help="stop when no candidate improved for N times the time to the best (default 2)")
     comp.add_argument("--no-tiling", action="store_true",
                       help="straight-line code only: do not strip-mine a kernel that does not compile into loops")
+    comp.add_argument("--jobs", type=int, default=1, metavar="N",
+                      help="compile the loop-nest candidates of a large kernel in N processes at once (default 1)")
 
     fz = sub.add_parser("fuzz", help="compile and verify random kernels of Act's ten fuzzing operators (Act §9.4)")
     fz.add_argument("--n", type=int, default=20, help="number of kernels (default 20)")

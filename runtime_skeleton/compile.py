@@ -49,6 +49,7 @@ class CompileOptions:
     cost: CostModel = cycles
     tiling: bool = True  # when the kernel does not compile as straight-line code, strip-mine it into loops
     direct_share: float = 0.25  # of the time left, what the straight-line attempt may use before tiling is tried
+    jobs: int = 1  # processes evaluating the tiled search's options of the whole kernel (not with deterministic)
 
 
 @dataclass

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from ..errors import ActgenError, EvalError, HloError
 from ..target import TargetDef
 from .gen import random_fuzz_kernel
+from ..superopt.parallel import package_name
 from .profile import resolve_target
 
 VERIFIED, UNSUPPORTED, FAILED = "verified", "unsupported", "failed"
@@ -283,14 +284,6 @@ def _outcomes(jobs: list[tuple], workers: int) -> Iterator[tuple[str, Outcome]]:
         yield from pool.map(_draw_and_check, jobs)
 
 
-def _package_name(t: TargetDef) -> str | None:
-    """The name that imports ``t`` from generated/, if it comes from there."""
-    try:
-        return t.name if resolve_target(t.name) is t else None
-    except ImportError:
-        return None
-
-
 def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | None = None,
          timeout_per_kernel: float = 10.0, out_dir: str | pathlib.Path | None = "fuzz_failures",
          min_nodes: int | None = None, log: Callable[[str], None] | None = None,
@@ -303,7 +296,7 @@ def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | N
     report = FuzzReport(t.name)
     t0 = time.perf_counter()
     # workers import the generated package by name; a TargetDef built elsewhere is checked here
-    name = _package_name(t) if jobs > 1 else None
+    name = package_name(t) if jobs > 1 else None
     work = [(name or t, seed + i, max_nodes, min_nodes, ops, timeout_per_kernel) for i in range(n)]
     for i, (text, o) in enumerate(_outcomes(work, jobs if name else 1)):
         s = seed + i

@@ -35,6 +35,9 @@ class Instruction:
     def __hash__(self) -> int:
         return hash((self.name, self.opcode, self.type, self.operands, tuple(self.attrs.items())))
 
+    def __reduce__(self):  # noqa: ANN204  (the read-only attrs view does not pickle; a dict does)
+        return (Instruction, (self.name, self.opcode, self.type, self.operands, dict(self.attrs), self.loc))
+
     def attr(self, key: str, default: Any = None) -> Any:
         return self.attrs.get(key, default)
 

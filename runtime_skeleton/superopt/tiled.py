@@ -35,6 +35,7 @@ from ..layout import byte_size
 from ..sim.program import Program
 from ..sim.roofline import roofline
 from ..target import TargetDef
+from . import parallel
 from .loops import Piece, looped_program
 from .reduction import Split, accumulator_buffers, contraction, split
 from .strip import OUTPUT, NotTileable, Tiling, cut_dimensions, identity, strip, tile_sizes
@@ -129,6 +130,9 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
     # a whole kernel tries straight-line code first (Act); inside loops it ranks with the cuts
     options = direct + _preferred(target, ctx.tile, options) if not ctx.loops else \
         _preferred(target, ctx.tile, options + direct)
+    if depth == 0 and opts.jobs > 1 and len(options) > 1 and not opts.deterministic and \
+            parallel.can_start_workers() and parallel.package_name(target):
+        return _search_parallel(target, ctx, options, opts, deadline, kernel, why)
     best: _Found | None = None
     spent = 0.0  # seconds the first successful option took: later ones get patience times that
     direct_error: ActgenError | None = None
@@ -137,18 +141,9 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
         if now >= deadline:
             why.append("the time limit")
             break
-        # before a success, no option may take more than half of what is left (but the last)
-        until = (deadline if n == len(options) - 1 else now + 0.5 * (deadline - now)) if best is None else \
-            min(deadline, now + opts.patience * spent)
-        if option is DIRECT and n == 0:
-            until = now + opts.direct_share * max(0.0, deadline - now)
+        until = _until(options, n, opts, now, deadline) if best is None else min(deadline, now + opts.patience * spent)
         try:
-            if option is DIRECT:
-                found = _direct(target, ctx, opts, until)
-            elif isinstance(option, Split):
-                found = _split(target, option, opts, until)
-            else:
-                found = _search(target, option, opts, until, depth + 1, kernel)
+            found = _evaluate(target, ctx, option, opts, until, depth, kernel)
         except (NotTileable, CompileError) as err:
             if option is DIRECT:
                 direct_error = err
@@ -165,10 +160,83 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
         if _near_roofline(target, found, kernel):
             break
     if best is None:
-        head = direct_error.message + "\n  strip-mining did not help either: " if direct_error else \
-            "no program found: "
-        raise CompileError(head + "; ".join(why[-3:]), direct_error.loc if direct_error else None)
+        raise _nothing(direct_error, why)
     return best
+
+
+def _until(options: list, n: int, opts: CompileOptions, now: float, deadline: float) -> float:
+    """Before a success, no option may take more than half of what is left (but the
+    last); a whole kernel's first, straight-line attempt gets ``direct_share``."""
+    if options[n] is DIRECT and n == 0:
+        return now + opts.direct_share * max(0.0, deadline - now)
+    return deadline if n == len(options) - 1 else now + 0.5 * (deadline - now)
+
+
+def _evaluate(target: TargetDef, ctx: Tiling, option, opts: CompileOptions, until: float, depth: int,
+              kernel: Module) -> _Found:
+    if option is DIRECT:
+        return _direct(target, ctx, opts, until)
+    if isinstance(option, Split):
+        return _split(target, option, opts, until)
+    return _search(target, option, opts, until, depth + 1, kernel)
+
+
+def _nothing(direct_error: ActgenError | None, why: list[str]) -> CompileError:
+    head = direct_error.message + "\n  strip-mining did not help either: " if direct_error else "no program found: "
+    return CompileError(head + "; ".join(why[-3:]), direct_error.loc if direct_error else None)
+
+
+def _search_parallel(target: TargetDef, ctx: Tiling, options: list, opts: CompileOptions, deadline: float,
+                     kernel: Module, why: list[str]) -> _Found:
+    """The options of the whole kernel evaluated by ``opts.jobs`` worker processes
+    (``--jobs``), started in the same order and with the same time rules as in one
+    process. After the first success the others get ``patience`` times the time it
+    took; the cheapest wins, ties going to the earlier option."""
+    name = parallel.package_name(target)
+    jobs = [(name, ctx, options, n, opts, deadline, kernel) for n in range(len(options))]
+    t0 = time.perf_counter()
+    stop = deadline
+    best: tuple[float, int, _Found] | None = None
+    direct_error: ActgenError | None = None
+    results = parallel.unordered(_option_job, jobs, opts.jobs)
+    try:
+        for got in results:
+            now = time.perf_counter()
+            if got is not None:
+                n, found = got
+                if isinstance(found, tuple):
+                    if options[n] is DIRECT:
+                        direct_error = CompileError(*found)
+                    else:
+                        why.append(f"{_option_text(options[n])}: {found[0]}")
+                    continue
+                if best is None:
+                    stop = min(deadline, now + opts.patience * (now - t0))
+                if best is None or (found.cost, n) < best[:2]:
+                    best = (found.cost, n, found)
+                if _near_roofline(target, found, kernel):
+                    break
+            if now >= stop:
+                if best is None:
+                    why.append("the time limit")
+                break
+    finally:
+        results.close()
+    if best is None:
+        raise _nothing(direct_error, why)
+    return best[2]
+
+
+def _option_job(name: str, ctx: Tiling, options: list, n: int, opts: CompileOptions, deadline: float,
+                kernel: Module) -> _Found | tuple[str, object]:
+    """One option in a worker: its program, or why not (message, location). The
+    deadline is on the system's monotonic clock, which perf_counter reads in every process."""
+    try:
+        now = time.perf_counter()
+        return _evaluate(parallel.target_named(name), ctx, options[n], opts,
+                         _until(options, n, opts, now, deadline), 0, kernel)
+    except (NotTileable, CompileError) as err:
+        return err.message, err.loc
 
 
 def _near_roofline(target: TargetDef, found: _Found, kernel: Module) -> bool:
