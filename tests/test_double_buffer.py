@@ -55,8 +55,8 @@ def test_loads_move_to_other_rows_and_overlap_the_previous_compute(trips):
     assert time_program(GEMMINI, new).cycles < time_program(GEMMINI, prog).cycles
     sp_rows = {ci.attrs["sp_addr"] for ci in new.flat() if ci.name == "mvin"}
     assert sp_rows == {0, 16, 32, 48}  # the moved copy sits above every row the program uses
-    loop = next(i for i in new.instructions if isinstance(i, Loop))
-    assert loop.trips == trips // 2
+    loops = [i for i in new.instructions if isinstance(i, Loop)]
+    assert [loop.trips for loop in loops] == ([trips // 2] if trips // 2 > 1 else [])  # one pair: no loop
     last = [ci for ci in new.flat() if ci.name == "mvin"][-2:]
     assert [ci.attrs["sp_addr"] for ci in last] == [0, 16]  # the last iteration is the unmoved copy
 

@@ -90,6 +90,8 @@ def test_gemm_compiles_into_loops_with_an_on_chip_reduction_and_verifies(shape):
     assert verify(gemmini.TARGET, res) == []
     text = res.describe_loops()
     assert "reduction loop" in text and "accumulating in" in text
+    # double-buffered: alternate iterations load into other scratchpad rows
+    assert len({c.attrs["sp_addr"] for c in res.program.flat() if c.name == "mvin"}) > 2
 
 
 MLP_LAYER = """HloModule mlp

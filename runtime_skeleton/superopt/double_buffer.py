@@ -80,7 +80,7 @@ def _accesses(target: TargetDef, items, env: dict[str, int], walk=None):
             continue
         pos = next(walk)
         here = _onchip(target, it, env, pos)
-        if here != _onchip(target, it, {v: k + 1 for v, k in env.items()}, pos):
+        if any(here != _onchip(target, it, {**env, v: k + 1}, pos) for v, k in env.items()):
             raise _Varying
         reads = [a for a in here if not a.write]
         yield from reads + [a for a in here if a.write]
@@ -106,7 +106,7 @@ def _unrolled(target: TargetDef, loop: Loop, used: dict[str, np.ndarray], env: d
         accesses = list(_accesses(target, loop.body, env))
     except _Varying:
         return [loop]
-    shifts = {b: s for b in used if (s := _shift(target, b, accesses, used[b])) is not None}
+    shifts = {b: s for b in used if (s := _shift(b, accesses, used[b])) is not None}
     moves = _moves(target, accesses, shifts)
     if not moves:
         return [loop]
@@ -128,7 +128,7 @@ def _carried(accesses: list[_Access], buffer: str, shape: tuple[int, ...]) -> np
     return carried
 
 
-def _shift(target: TargetDef, buffer: str, accesses: list[_Access], used: np.ndarray):
+def _shift(buffer: str, accesses: list[_Access], used: np.ndarray):
     """(rows to move the buffer's private slices by, their accesses), or None when
     it has none, a slice mixes carried and private cells, or there is no room."""
     mine = [a for a in accesses if a.buffer == buffer]
@@ -217,14 +217,17 @@ def _plus(v: Attr, k: int) -> Attr:
 
 def _pairs(loop: Loop, moved: tuple[Item, ...]) -> list[Item]:
     """Iterations alternate moved, unmoved, ..., ending unmoved (an odd count starts
-    with one unmoved iteration on its own)."""
+    with one unmoved iteration on its own); a single pair is not a loop."""
     head: list[Item] = []
     first = loop.start
     if loop.trips % 2:
         head = _substituted(loop.body, loop.var, 0, first)
         first += 1
     body = _substituted(moved, loop.var, 2, first) + _substituted(loop.body, loop.var, 2, first + 1)
-    return head + [replace(loop, start=0, stop=(loop.stop - first) // 2, body=tuple(body))]
+    pairs = (loop.stop - first) // 2
+    if pairs == 1:  # one pair: straight-line code
+        return head + _substituted(body, loop.var, 0, 0)
+    return head + [replace(loop, start=0, stop=pairs, body=tuple(body))]
 
 
 def _substituted(items, var: str, scale: int, offset: int) -> list[Item]:

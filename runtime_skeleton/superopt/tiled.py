@@ -152,6 +152,8 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
             if best is not None and isinstance(err, CompileError):
                 break
             continue
+        if option is DIRECT and not ctx.loops:
+            return found  # a kernel that fits takes the direct path (Act's program)
         if best is None:
             spent = time.perf_counter() - now
         elif found.cost >= best.cost:
@@ -191,7 +193,8 @@ def _search_parallel(target: TargetDef, ctx: Tiling, options: list, opts: Compil
     """The options of the whole kernel evaluated by ``opts.jobs`` worker processes
     (``--jobs``), started in the same order and with the same time rules as in one
     process. After the first success the others get ``patience`` times the time it
-    took; the cheapest wins, ties going to the earlier option."""
+    took; the cheapest wins, ties going to the earlier option, except that the whole
+    kernel's straight-line program wins whenever it is found."""
     name = parallel.package_name(target)
     jobs = [(name, ctx, options, n, opts, deadline, kernel) for n in range(len(options))]
     t0 = time.perf_counter()
@@ -199,24 +202,31 @@ def _search_parallel(target: TargetDef, ctx: Tiling, options: list, opts: Compil
     best: tuple[float, int, _Found] | None = None
     direct_error: ActgenError | None = None
     results = parallel.unordered(_option_job, jobs, opts.jobs)
+    # a kernel that fits takes the direct path, as in one process: wait for that attempt
+    direct_pending = options[0] is DIRECT and not ctx.loops
     try:
         for got in results:
             now = time.perf_counter()
             if got is not None:
                 n, found = got
+                if options[n] is DIRECT:
+                    direct_pending = False
                 if isinstance(found, tuple):
                     if options[n] is DIRECT:
                         direct_error = CompileError(*found)
                     else:
                         why.append(f"{_option_text(options[n])}: {found[0]}")
                     continue
+                if options[n] is DIRECT and not ctx.loops:
+                    best = (found.cost, n, found)
+                    break
                 if best is None:
                     stop = min(deadline, now + opts.patience * (now - t0))
                 if best is None or (found.cost, n) < best[:2]:
                     best = (found.cost, n, found)
-                if _near_roofline(target, found, kernel):
+                if _near_roofline(target, found, kernel) and not direct_pending:
                     break
-            if now >= stop:
+            if now >= stop and not (direct_pending and now < deadline):
                 if best is None:
                     why.append("the time limit")
                 break
