@@ -4,8 +4,8 @@
 nothing overlapped. ``cycles`` is the timing model's makespan: engines run
 concurrently and wait only for the data they need (timing.py), so it prefers the
 program that overlaps loads, compute and stores better — the default. A loop
-program that executes many instructions is timed with its outermost loop cut to
-two and three iterations and extrapolated (the steady-state cost of one more
+program that executes many instructions is timed with its heaviest outermost loop
+cut to two and three iterations and extrapolated (the steady-state cost of one more
 iteration times the rest), so ranking large tilings stays fast.
 """
 from __future__ import annotations
@@ -28,10 +28,12 @@ def cycles(target: TargetDef, prog: Program) -> int:
     if prog.executed() <= EXTRAPOLATE_ABOVE:
         return time_program(target, prog).cycles
     loops = [k for k, item in enumerate(prog.instructions) if isinstance(item, Loop)]
-    if len(loops) != 1 or prog.instructions[loops[0]].trips <= 3:
+    if not loops:
         return time_program(target, prog).cycles
-    k = loops[0]
+    k = max(loops, key=lambda k: replace(prog, instructions=[prog.instructions[k]]).executed())  # the first of the heaviest
     loop = prog.instructions[k]
+    if loop.trips <= 3:
+        return time_program(target, prog).cycles
 
     def cut(trips: int) -> int:
         items = list(prog.instructions)

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..sim.program import ConcreteInstr, value_at
 from ..target import InstructionDef, TargetDef
 from .strip import NotTileable
+
+Rect = tuple[slice, ...]
 
 
 def hbm_slices(target: TargetDef, ins: type[InstructionDef], attrs: Mapping[str, int]) -> list[tuple[int, int, int]]:
@@ -32,3 +35,13 @@ def start_attr(ins: type[InstructionDef], attrs: Mapping[str, int], j: int) -> t
     if len(found) != 1:
         raise NotTileable(f"{ins.name}: cannot tell which attribute addresses its slice {j}")
     return found[0]
+
+
+def slices_at(target: TargetDef, ci: ConcreteInstr, env: Mapping[str, int]) -> tuple[dict[str, int], list[tuple[int, str, Rect]]]:
+    """The instruction's attributes with the loop variables at ``env``, and the
+    (slice index, buffer, box) of each slice it accesses (0 the output, then the inputs)."""
+    ins = target.instructions[ci.name]
+    attrs = {k: value_at(v, env) for k, v in ci.attrs.items()}
+    boxes = [(j, s.buffer, tuple(slice(int(a), int(a) + int(n)) for a, n in zip(starts, lengths)))
+             for j, (s, (starts, lengths)) in enumerate(zip((ins.output,) + ins.inputs, ins.h(attrs)))]
+    return attrs, boxes

@@ -25,11 +25,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import ActgenError
-from ..sim.program import Affine, Attr, ConcreteInstr, Item, Loop, value_at
+from ..sim.program import Affine, Attr, ConcreteInstr, Item, Loop
 from ..target import TargetDef
-from .addressing import start_attr
-
-Rect = tuple[slice, ...]
+from .addressing import Rect, slices_at, start_attr
 
 
 @dataclass(frozen=True)
@@ -87,15 +85,8 @@ def _accesses(target: TargetDef, items, env: dict[str, int], walk=None):
 
 
 def _onchip(target: TargetDef, ci: ConcreteInstr, env: dict[str, int], pos: int) -> list[_Access]:
-    ins = target.instructions[ci.name]
-    attrs = {k: value_at(v, env) for k, v in ci.attrs.items()}
-    found = []
-    for j, (s, (starts, lengths)) in enumerate(zip((ins.output,) + ins.inputs, ins.h(attrs))):
-        if target.buffers[s.buffer].is_hbm:
-            continue
-        rect = tuple(slice(int(a), int(a) + int(n)) for a, n in zip(starts, lengths))
-        found.append(_Access(ci, j, s.buffer, rect, j == 0, pos, attrs))
-    return found
+    attrs, boxes = slices_at(target, ci, env)
+    return [_Access(ci, j, b, rect, j == 0, pos, attrs) for j, b, rect in boxes if not target.buffers[b].is_hbm]
 
 
 def _unrolled(target: TargetDef, loop: Loop, used: dict[str, np.ndarray], env: dict[str, int]) -> list[Item]:

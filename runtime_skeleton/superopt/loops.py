@@ -7,8 +7,10 @@ instruction slice of HBM that lies in a tile input or the tile output is moved
 there: the address attribute that starts the slice becomes affine in the loop
 variables. Constants and HBM scratch are the same every iteration; each piece's
 move up past the previous piece's, and the whole kernel's tensors go above
-everything the pieces touch. Every instruction the loop executes is then checked against
-its instruction's ranges, constraint and buffer bounds, as the simulator would.
+everything the pieces touch. Loops are then double-buffered (double_buffer) and loads
+hoisted out of the loops they do not depend on (reuse). Every instruction the loop
+executes is checked against its instruction's ranges, constraint and buffer bounds,
+as the simulator would.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from ..sim.program import shift as shift_affine
 from ..target import TargetDef
 from .addressing import hbm_slices, start_attr
 from .double_buffer import double_buffered
+from .reuse import reused
 from .strip import OUTPUT, NotTileable, Placement
 
 ALIGN = 4096  # whole-kernel tensors start at page boundaries: every alignment an address needs divides it
@@ -70,9 +73,11 @@ def _page(n: int) -> int:
     return -(-n // ALIGN) * ALIGN
 
 
-def looped_program(target: TargetDef, loops: tuple[tuple[str, int], ...], pieces: list[Piece],
-                   input_types: list[TensorType], output_type: TensorType) -> Program:
-    """The whole kernel's program: the pieces, in order, in the loop nest ``loops``.
+def looped_programs(target: TargetDef, loops: tuple[tuple[str, int], ...], pieces: list[Piece],
+                    input_types: list[TensorType], output_type: TensorType) -> list[Program]:
+    """The whole kernel's program: the pieces, in order, in the loop nest ``loops``;
+    as it is, double-buffered, and with loads hoisted too (every one checked; the
+    caller keeps the cheapest).
 
     Each piece's constants and HBM scratch move up past the previous piece's (every
     iteration reuses them), and the whole kernel's tensors go above everything."""
@@ -105,13 +110,18 @@ def looped_program(target: TargetDef, loops: tuple[tuple[str, int], ...], pieces
                    inputs=[TensorDecl(f"arg{i}", t, b) for i, (t, b) in enumerate(zip(input_types, bases))],
                    outputs=[TensorDecl("out0", output_type, bases[-1])],
                    consts=consts, instructions=items)
-    doubled = replace(prog, instructions=double_buffered(target, items))
-    try:
-        check_program(target, doubled)
-        return doubled
-    except NotTileable:  # an address constraint the moved copies break: single buffers
-        check_program(target, prog)
-        return prog
+    check_program(target, prog)
+    doubled = double_buffered(target, items)
+    found = [prog]
+    for better in (doubled, reused(target, doubled)):
+        if better == list(found[-1].instructions):
+            continue
+        try:  # an address constraint the moved copies break: not that variant
+            check_program(target, replace(prog, instructions=better))
+            found.append(replace(prog, instructions=better))
+        except NotTileable:
+            continue
+    return found
 
 
 def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], shift: int) -> ConcreteInstr:

@@ -36,7 +36,7 @@ from ..sim.program import Program
 from ..sim.roofline import roofline
 from ..target import TargetDef
 from . import parallel
-from .loops import Piece, looped_program
+from .loops import Piece, looped_programs
 from .reduction import Split, accumulator_buffers, contraction, split
 from .strip import OUTPUT, NotTileable, Tiling, cut_dimensions, identity, strip, tile_sizes
 from .windows import windowed
@@ -82,8 +82,11 @@ def _piece(target: TargetDef, tiling: Tiling, opts: CompileOptions, deadline: fl
     return res, Piece(res.program, places, out, loop)
 
 
-def _whole(target: TargetDef, tiling: Tiling, pieces: list[Piece]) -> Program:
-    return looped_program(target, tiling.loops, pieces, list(tiling.whole_inputs), tiling.whole_output)
+def _whole(target: TargetDef, tiling: Tiling, pieces: list[Piece], opts: CompileOptions) -> tuple[Program, float]:
+    """The whole kernel's program and its cost: the cheapest of the loop nest as it
+    is, double-buffered, and with loads hoisted (ties to the simpler)."""
+    progs = looped_programs(target, tiling.loops, pieces, list(tiling.whole_inputs), tiling.whole_output)
+    return min(((p, opts.cost(target, p)) for p in progs), key=lambda pc: pc[1])
 
 
 def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | Split], list[str]]:
@@ -261,8 +264,8 @@ def _direct(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
     if not ctx.loops:
         return _straight(compile_direct(target, ctx.tile, opts, deadline))
     res, piece = _piece(target, ctx, opts, deadline)
-    prog = _whole(target, ctx, [piece])
-    return _Found(ctx, res, prog, opts.cost(target, prog))
+    prog, cost = _whole(target, ctx, [piece], opts)
+    return _Found(ctx, res, prog, cost)
 
 
 def _split(target: TargetDef, s: Split, opts: CompileOptions, deadline: float) -> _Found:
@@ -270,8 +273,8 @@ def _split(target: TargetDef, s: Split, opts: CompileOptions, deadline: float) -
     _, first = _piece(target, s.prologue, opts, deadline)
     res, body = _piece(target, s.body, opts, deadline, (s.var, 1, s.trips))
     _, last = _piece(target, s.epilogue, opts, deadline)
-    prog = _whole(target, s.epilogue, [first, body, last])
-    return _Found(s.epilogue, res, prog, opts.cost(target, prog), s)
+    prog, cost = _whole(target, s.epilogue, [first, body, last], opts)
+    return _Found(s.epilogue, res, prog, cost, s)
 
 
 def _blocks(target: TargetDef, module: Module) -> int:
