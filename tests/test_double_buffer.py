@@ -1,28 +1,19 @@
 """Double buffering of loops: the same results on the simulator, fewer cycles under the
 timing model, carried data (accumulators) left in place, the last iteration unmoved."""
-import dataclasses
-
 import numpy as np
 import pytest
 
 from generated.amx import TARGET as AMX
 from generated.gemmini import TARGET as GEMMINI
+from program_rewrites import assert_same_results, rewritten
 from runtime_skeleton.reference.npz_io import random_inputs
-from runtime_skeleton.sim import parse_program, run_program, time_program
+from runtime_skeleton.sim import run_program, time_program
 from runtime_skeleton.sim.program import Loop
 from runtime_skeleton.superopt.double_buffer import double_buffered
 
 
 def _doubled(target, text):
-    prog = parse_program(text, "t.s")
-    return prog, dataclasses.replace(prog, instructions=double_buffered(target, prog.instructions))
-
-
-def _same_results(target, prog, new):
-    for seed in (0, 1):
-        x = random_inputs([d.type for d in prog.inputs], seed)
-        for a, b in zip(run_program(target, prog, x), run_program(target, new, x)):
-            np.testing.assert_array_equal(a, b)
+    return rewritten(double_buffered, target, text)
 
 
 def _gemm_os(trips: int) -> str:
@@ -47,7 +38,7 @@ mvout_acc32 rows=16 stride=64 acc_addr=0 dram=8192
 @pytest.mark.parametrize("trips", [2, 3, 4, 7])
 def test_loads_move_to_other_rows_and_overlap_the_previous_compute(trips):
     prog, new = _doubled(GEMMINI, _gemm_os(trips))
-    _same_results(GEMMINI, prog, new)
+    assert_same_results(GEMMINI, prog, new)
     x = random_inputs([d.type for d in prog.inputs], 0)
     want = x[0].astype(np.int32) @ x[1].astype(np.int32)
     np.testing.assert_array_equal(run_program(GEMMINI, new, x)[0], want)
@@ -80,7 +71,7 @@ compute_ws rows=16 a_addr=0 c_addr=0
 mvout_acc32 rows=16 stride=64 acc_addr=0 dram=8192
 """
     prog, new = _doubled(GEMMINI, text)
-    _same_results(GEMMINI, prog, new)
+    assert_same_results(GEMMINI, prog, new)
     assert {ci.attrs["c_addr"] for ci in new.flat() if ci.name == "compute_ws_acc"} == {0}
     assert {ci.attrs["a_addr"] for ci in new.flat() if ci.name == "compute_ws_acc"} == {0, 32}
     assert time_program(GEMMINI, new).cycles < time_program(GEMMINI, prog).cycles
@@ -99,7 +90,7 @@ mvout_spad rows=16 stride=16 sp_addr=0 dram=8192
 """
     prog, new = _doubled(GEMMINI, text)
     assert new.instructions != prog.instructions
-    _same_results(GEMMINI, prog, new)
+    assert_same_results(GEMMINI, prog, new)
     x = random_inputs([d.type for d in prog.inputs], 0)
     np.testing.assert_array_equal(run_program(GEMMINI, new, x)[0], x[0][-16:])
 

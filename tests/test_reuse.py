@@ -8,6 +8,7 @@ import pytest
 
 from generated.amx import TARGET as AMX
 from generated.gemmini import TARGET as GEMMINI
+from program_rewrites import assert_same_results, rewritten
 from runtime_skeleton.compile import compile_hlo, verify
 from runtime_skeleton.reference.npz_io import random_inputs
 from runtime_skeleton.sim import parse_program, run_program, time_program
@@ -15,15 +16,7 @@ from runtime_skeleton.superopt.reuse import reused
 
 
 def _hoisted(target, text):
-    prog = parse_program(text, "t.s")
-    return prog, dataclasses.replace(prog, instructions=reused(target, prog.instructions))
-
-
-def _same_results(target, prog, new):
-    for seed in (0, 1):
-        x = random_inputs([d.type for d in prog.inputs], seed)
-        for a, b in zip(run_program(target, prog, x), run_program(target, new, x)):
-            np.testing.assert_array_equal(a, b)
+    return rewritten(reused, target, text)
 
 
 def _count(prog, name, **attrs):
@@ -55,7 +48,7 @@ def _gemm(tiles_k: int, tiles_n: int, after: str = "") -> str:
 @pytest.mark.parametrize("tiles_k,tiles_n", [(2, 2), (3, 4), (4, 3)])
 def test_a_load_the_outer_loop_does_not_use_runs_once_per_slot(tiles_k, tiles_n):
     prog, new = _hoisted(GEMMINI, _gemm(tiles_k, tiles_n))
-    _same_results(GEMMINI, prog, new)
+    assert_same_results(GEMMINI, prog, new)
     x = random_inputs([d.type for d in prog.inputs], 0)
     want = x[0].astype(np.int32) @ x[1].astype(np.int32)
     np.testing.assert_array_equal(run_program(GEMMINI, new, x)[0], want)
@@ -102,7 +95,7 @@ tilestored rows=16 colsb=64 stride=64 t=0 addr=65536
 """
     prog = parse_program(text, "t.s")
     new = dataclasses.replace(prog, instructions=reused(AMX, prog.instructions))
-    _same_results(AMX, prog, new)
+    assert_same_results(AMX, prog, new)
     assert _count(new, "tileloadd") == _count(prog, "tileloadd")
 
 
