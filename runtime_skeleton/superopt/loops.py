@@ -14,6 +14,7 @@ as the simulator would.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..ir.types import TensorType
@@ -76,8 +77,8 @@ def _page(n: int) -> int:
 def looped_programs(target: TargetDef, loops: tuple[tuple[str, int], ...], pieces: list[Piece],
                     input_types: list[TensorType], output_type: TensorType) -> list[Program]:
     """The whole kernel's program: the pieces, in order, in the loop nest ``loops``;
-    as it is, double-buffered, and with loads hoisted too (every one checked; the
-    caller keeps the cheapest).
+    as it is, double-buffered, and with loads hoisted too (unchecked: the caller keeps
+    the cheapest that passes, cheapest_checked).
 
     Each piece's constants and HBM scratch move up past the previous piece's (every
     iteration reuses them), and the whole kernel's tensors go above everything."""
@@ -110,18 +111,34 @@ def looped_programs(target: TargetDef, loops: tuple[tuple[str, int], ...], piece
                    inputs=[TensorDecl(f"arg{i}", t, b) for i, (t, b) in enumerate(zip(input_types, bases))],
                    outputs=[TensorDecl("out0", output_type, bases[-1])],
                    consts=consts, instructions=items)
-    check_program(target, prog)
     doubled = double_buffered(target, items)
     found = [prog]
     for better in (doubled, reused(target, doubled)):
-        if better == list(found[-1].instructions):
-            continue
-        try:  # an address constraint the moved copies break: not that variant
-            check_program(target, replace(prog, instructions=better))
+        if better != list(found[-1].instructions):
             found.append(replace(prog, instructions=better))
-        except NotTileable:
-            continue
     return found
+
+
+def cheapest_checked(target: TargetDef, progs: list[Program],
+                     cost: Callable[[TargetDef, Program], float]) -> tuple[Program, float]:
+    """The cheapest program that passes check_program (ties to the earlier, simpler one).
+
+    Checking executes every instruction's checks (millions for a large GEMM), so
+    the variants are costed first and checked in order of cost, usually once."""
+    costed = []
+    for n, prog in enumerate(progs):
+        try:
+            costed.append((cost(target, prog), n, prog))
+        except SimError:  # an address constraint the moved copies break: not that variant
+            continue
+    failure = NotTileable("no variant of the loop nest passes the simulator's checks")
+    for c, _, prog in sorted(costed, key=lambda cnp: cnp[:2]):
+        try:
+            check_program(target, prog)
+            return prog, c
+        except NotTileable as err:
+            failure = err
+    raise failure
 
 
 def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], shift: int) -> ConcreteInstr:

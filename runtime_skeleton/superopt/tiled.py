@@ -36,7 +36,7 @@ from ..sim.program import Program
 from ..sim.roofline import roofline
 from ..target import TargetDef
 from . import parallel
-from .loops import Piece, looped_programs
+from .loops import Piece, cheapest_checked, looped_programs
 from .reduction import Split, accumulator_buffers, contraction, split
 from .strip import OUTPUT, NotTileable, Tiling, cut_dimensions, identity, strip, tile_sizes
 from .windows import windowed
@@ -86,7 +86,7 @@ def _whole(target: TargetDef, tiling: Tiling, pieces: list[Piece], opts: Compile
     """The whole kernel's program and its cost: the cheapest of the loop nest as it
     is, double-buffered, and with loads hoisted (ties to the simpler)."""
     progs = looped_programs(target, tiling.loops, pieces, list(tiling.whole_inputs), tiling.whole_output)
-    return min(((p, opts.cost(target, p)) for p in progs), key=lambda pc: pc[1])
+    return cheapest_checked(target, progs, opts.cost)
 
 
 def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | Split], list[str]]:
