@@ -123,6 +123,17 @@ def test_amx_k2_is_act_table_4():
                                                           "tilestored": 2}
 
 
+@pytest.mark.parametrize("name", ["amx_k3", pytest.param("amx_k4", marks=pytest.mark.slow)])
+def test_amx_outer_products_compile_into_loops(name):
+    """oneDNN K3 and K4 (Act App. E: f32 outer products stored in T(14,16) and T(8,16)
+    tiles): too much rewriting for straight-line code within the limits, so rows of
+    16 floats in loops, each a broadcast times a loaded vector."""
+    res = compile_hlo(target("amx"), ROOT / f"examples/kernels/{name}.hlo")
+    assert res.tiling is not None and res.program.has_loops
+    assert verify(target("amx"), res) == []
+    assert {i.name for i in res.program.flat()} == {"vmovups_load", "vbroadcastss", "vmulps", "vmovups_store"}
+
+
 @pytest.mark.slow
 def test_amx_k1_is_act_table_4():
     """oneDNN K1 (Act Table 4 and Fig. 16(c): 16 AMX instructions)."""

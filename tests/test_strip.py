@@ -147,10 +147,49 @@ def test_not_tileable_names_the_operator():
     t = parse_module("""HloModule m
 ENTRY e {
   a = f32[8,4]{1,0} parameter(0)
-  ROOT r = f32[8,4]{1,0} slice(a), slice={[0:8], [0:4]}
+  ROOT r = f32[4,4]{1,0} slice(a), slice={[2:6], [0:4]}
 }""", "m")
-    with pytest.raises(NotTileable, match="slice"):
+    with pytest.raises(NotTileable, match="a slice of part of the strip dimension"):
         strip(identity(t), 2, "i")
+    r = parse_module("""HloModule m
+ENTRY e {
+  a = f32[8,4]{1,0} parameter(0)
+  ROOT r = f32[4,8]{1,0} reshape(a)
+}""", "m")
+    with pytest.raises(NotTileable, match="a reshape that regroups the strip dimension"):
+        strip(identity(r), 2, "i")
+
+
+# Act's oneDNN K3 in small: a slice whole along the strip, reshapes that keep the
+# strip dimension, and an output tiled T(4,8) whose tiles of fewer rows are windows
+SLICE_RESHAPE_TILED = """HloModule m
+ENTRY e {
+  a = f32[16]{0} parameter(0)
+  b = f32[4,3]{1,0} parameter(1)
+  r = f32[16,1]{1,0} reshape(a)
+  s = f32[4,1]{1,0} slice(b), slice={[0:4], [0:1]}
+  t = f32[1,4]{1,0} transpose(s), dimensions={1,0}
+  d = f32[16,4]{1,0} dot(r, t), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT o = f32[4,16]{1,0:T(4,8)} transpose(d), dimensions={1,0}
+}"""
+
+
+def test_slices_and_reshapes_along_the_strip_are_cut_with_it():
+    module = parse_module(SLICE_RESHAPE_TILED, "m")
+    x = random_inputs(module.parameter_types, 0)
+    want = evaluate(module, x)[0]
+    cuts = [(d, t) for d in cut_dimensions(module) for t in tile_sizes(module, d)]
+    assert (0, 1) in cuts and (1, 8) in cuts
+    for d, t in cuts:
+        try:
+            tiling = strip(identity(module), t, "i", d)
+            got = _run_tiled(tiling, module, x)
+        except NotTileable as err:  # tiles that cut the layout's T(4,8) tiles unevenly
+            assert "layout" in err.message and (d, t) not in ((0, 1), (1, 8))
+            continue
+        np.testing.assert_array_equal(got, want)
+        if (d, t) == (0, 1):  # one row of T(4,8) tiles: untiled in the tile kernel, a window of the whole
+            assert tiling.tile.result_type.layout.tiles == ()
 
 
 ADD16 = """HloModule add16

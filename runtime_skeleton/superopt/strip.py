@@ -20,11 +20,12 @@ graph shares values.
 A ``Tiling`` is always the whole loop nest so far: ``identity(module)`` has no
 loops, and ``strip(tiling, ...)`` cuts its tile kernel once more (a nested loop).
 Operators whose tiles are not independent (a reduce over the strip dimension, a
-reshape, a slice of part of the strip) make a kernel not strip-mineable; the
-error names the operator.
+reshape that regroups it, a slice of part of the strip) make a kernel not
+strip-mineable; the error names the operator.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 from ..errors import ActgenError
@@ -204,13 +205,27 @@ class _Builder:
         labels = self._operand_labels(ins, dim, rev)
         operands = tuple(self.visit(o, lab) for o, lab in zip(ins.operands, labels))
         new = Instruction(self._fresh(ins.name, label), ins.opcode, self._cut(ins.tensor_type, dim), operands,
-                          ins.attrs, ins.loc)
+                          self._cut_attrs(ins, dim), ins.loc)
         self.out.append(new)
         return new.name
 
     def _cut(self, t: TensorType, dim: int) -> TensorType:
-        """The type of one tile: ``dim`` cut to the tile's rows."""
-        return TensorType(t.dtype, tuple(self.t if d == dim else s for d, s in enumerate(t.shape)), t.layout)
+        """The type of one tile: ``dim`` cut to the tile's rows, in the same layout
+        unless the tile is smaller than its tiles (``T(14,16)`` of a 1x16 tile):
+        then untiled, its elements in the same order, and the tile a window of the
+        whole (``windows``)."""
+        cut = TensorType(t.dtype, tuple(self.t if d == dim else s for d, s in enumerate(t.shape)), t.layout)
+        if t.layout is not None and t.layout.tiles and storage(cut).shape != cut.shape:
+            return replace(cut, layout=replace(t.layout, tiles=()))
+        return cut
+
+    def _cut_attrs(self, ins: Instruction, dim: int) -> dict:
+        """Attributes that name the strip dimension's extent, for one tile (a slice's)."""
+        if ins.opcode != "slice":
+            return ins.attrs
+        dims = list(ins.attrs["slice"])
+        dims[dim] = replace(dims[dim], limit=self.t)
+        return {**ins.attrs, "slice": tuple(dims)}
 
     def _parameter(self, ins: Instruction, label: Label) -> str:
         """A parameter of the tile kernel, placed relative to the outer tiling's."""
@@ -271,7 +286,9 @@ class _Builder:
             s = ins.attrs["slice"][dim]
             if (s.start, s.limit, s.stride) != (0, types[0].shape[dim], 1):
                 raise NotTileable("a slice of part of the strip dimension")
-            raise NotTileable("a slice")  # its attribute names the full extent; not rewritten yet
+            return [same]
+        if op == "reshape":
+            return [(_same_dimension(types[0].shape, ins.tensor_type.shape, dim), rev)]
         raise NotTileable(f"{op} across the strip dimension")
 
     @staticmethod
@@ -286,3 +303,15 @@ class _Builder:
         if dim < len(lb) + len(lfree):
             return [(lfree[dim - len(lb)], rev), None]
         return [None, (rfree[dim - len(lb) - len(lfree)], rev)]
+
+
+def _same_dimension(src: tuple[int, ...], out: tuple[int, ...], dim: int) -> int:
+    """The dimension of a reshape's operand that is the result's ``dim``: the same
+    extent after the same number of elements of the major dimensions, so rows of
+    ``dim`` are rows of it (row-major order is what reshape keeps)."""
+    before = math.prod(out[:dim])
+    for d, n in enumerate(src):
+        if n == out[dim] and math.prod(src[:d]) == before:
+            return d
+    raise NotTileable("a reshape that regroups the strip dimension")
+
