@@ -516,6 +516,38 @@ def _clamp_clamp():
             clamp(f32(0.0), clamp(f32(-1.5), P(0, "f32", 2, 3), f32(6.0)), f32(np.inf))]
 
 
+def _clamp(lo: Term, x: Term, hi: Term) -> Term:
+    return Term("clamp", x.type, (lo, x, hi))
+
+
+def _spread(x: Term, by: float) -> Term:
+    """x scaled so that random inputs cover a requantization's range and beyond."""
+    return op("multiply", x, bcast(const(by, x.type.dtype.name), *x.type.shape))
+
+
+@cases("convert-clamped-float-via-int")
+def _convert_clamped():
+    f32, f16 = (lambda v: const(v, "f32")), (lambda v: const(v, "f16"))
+    return [cv(_clamp(f32(0.0), _spread(P(0, "f32", 4, 4), 200.0), f32(255.0)), "u8"),
+            cv(_clamp(f32(-128.0), _spread(P(0, "f32", 8), 150.0), f32(127.0)), "s8"),
+            cv(_clamp(f16(-3.5), _spread(P(0, "f16", 6), 6.0), f16(7.9)), "s8"),  # L = -3, H = 7
+            cv(_clamp(f32(-2.5), _spread(P(0, "f32", 2, 3), 4.0), f32(2.5)), "s32")]
+
+
+@cases("minimum-nonnegative-unsigned")
+def _minimum_nonnegative():
+    s32, s8 = (lambda v: const(v, "s32")), (lambda v: const(v, "s8"))
+    return [op("minimum", op("maximum", P(0, "s32", 5), bcast(s32(0), 5)), bcast(s32(255), 5)),
+            op("minimum", _clamp(s8(3), P(0, "s8", 2, 4), s8(100)), bcast(s8(50), 2, 4)),
+            op("minimum", bcast(s32(7), 3), _clamp(s32(0), P(0, "s32", 3), s32(9)))]
+
+
+@cases("convert-int-of-bitcast")
+def _convert_int_of_bitcast():
+    return [cv(bc(P(0, "u32", 4), "s32"), "u8"), cv(bc(P(0, "s16", 3, 2), "u16"), "s8"),
+            cv(bc(P(0, "s32", 5), "u32"), "s32")]
+
+
 # -- elementwise algebra
 
 
@@ -818,6 +850,15 @@ NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
     ("bitcast-convert-splat", lambda: bc(bcast(const(1, "s32"), 4), "u8")),  # bytes 1, 0, 0, 0
     ("concat-strided-store", lambda: rs(cat(0, P(0, "u8", 2, 8), P(1, "u8", 3, 8)), 40)),  # rows: contiguous
     ("concat-strided-store", lambda: rs(cat(1, P(0, "u8", 1, 3), P(1, "u8", 1, 2)), 5)),  # one row
+    # requantization: the clamp must keep the value in D's range and 0 (NaN's conversion) inside
+    ("convert-clamped-float-via-int", lambda: cv(_clamp(const(0.0, "f32"), P(0, "f32", 4), const(300.0, "f32")), "u8")),
+    ("convert-clamped-float-via-int", lambda: cv(_clamp(const(1.0, "f32"), P(0, "f32", 4), const(9.0, "f32")), "u8")),
+    ("convert-clamped-float-via-int", lambda: cv(_clamp(const(0, "s32"), P(0, "s32", 4), const(9, "s32")), "u8")),
+    ("minimum-nonnegative-unsigned", lambda: op("minimum", P(0, "s32", 3), bcast(const(255, "s32"), 3))),
+    ("minimum-nonnegative-unsigned",
+     lambda: op("minimum", op("maximum", P(0, "s32", 3), bcast(const(-1, "s32"), 3)), bcast(const(5, "s32"), 3))),
+    ("convert-int-of-bitcast", lambda: cv(bc(P(0, "s16", 3), "u16"), "s32")),  # widening: the sign matters
+    ("convert-int-of-bitcast", lambda: cv(bc(P(0, "f32", 3), "s32"), "u8")),  # from a float's bits
 ]
 
 
@@ -833,6 +874,10 @@ def test_precondition_rejects(name, build):
     (lambda: op("divide", P(0, "s32", 64), const(4, "s32", 64)),
      lambda: op("shift-right-arithmetic", P(0, "s32", 64), const(2, "s32", 64))),
     (lambda: op("add", P(0, "f32", 64), const(0.0, "f32", 64)), lambda: P(0, "f32", 64)),
+    (lambda: cv(_clamp(const(0.0, "f32"), _spread(P(0, "f32", 64), 400.0), const(300.0, "f32")), "u8"),
+     lambda: cv(_clamp(const(0, "s32"), cv(_spread(P(0, "f32", 64), 400.0), "s32"), const(300, "s32")), "u8")),
+    (lambda: op("minimum", P(0, "s32", 64), bcast(const(5, "s32"), 64)),
+     lambda: bc(op("minimum", bc(P(0, "s32", 64), "u32"), bcast(const(5, "u32"), 64)), "s32")),
     (lambda: dot(P(0, "f32", 8, 64), P(1, "f32", 64, 8)),  # the split contraction rounds differently
      lambda: op("add", dot(sl(P(0, "f32", 8, 64), (0, 8), (0, 32)), sl(P(1, "f32", 64, 8), (0, 32), (0, 8))),
                 dot(sl(P(0, "f32", 8, 64), (0, 8), (32, 64)), sl(P(1, "f32", 64, 8), (32, 64), (0, 8))))),
@@ -970,6 +1015,22 @@ def test_z3_proof(names):
     assert claims
     for claim in claims:
         assert proofs.valid(claim), f"{names}: {claim}"
+
+
+def test_float_to_int_model_is_the_reference_convert():
+    """The z3 model of float->int convert that the requantization proof uses agrees with
+    the reference interpreter on the edge cases (NaN, infinities, saturation, truncation)."""
+    import z3
+    from runtime_skeleton.reference import evaluate
+
+    values = np.array([np.nan, np.inf, -np.inf, 300.7, -300.7, 127.9, -128.9, 255.5, -0.9, 3e9, -3e9, 0.0], np.float32)
+    for dname in ("s8", "u8", "s32", "u32"):
+        m = parse_module(f"HloModule c\nENTRY e {{\n  x = f32[{len(values)}] parameter(0)\n"
+                         f"  ROOT y = {dname}[{len(values)}] convert(x)\n}}\n", "<c>")
+        want = evaluate(m, [values])[0]
+        for v, w in zip(values, want):
+            got = z3.simplify(proofs.float_to_int_bv(z3.FPVal(float(v), z3.Float32()), DTYPES[dname]))
+            assert got.as_long() == int(w) % (1 << DTYPES[dname].bits), (dname, v)
 
 
 def test_euclid_lemma_is_valid():

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from ..ir.attrs import Literal, PadDim, SliceDim
-from ..ir.dtypes import DType, f32, s32, u32
+from ..ir.dtypes import DTYPES, DType, f32, s32, u32
 from ..ir.graph import Computation
 from ..ir.ops import BINARY_OPS, UNARY_OPS
 from ..ir.shape_inference import ShapeError, infer_type
@@ -1162,6 +1162,82 @@ def clamp_clamp(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
             continue  # the sign of a zero result would depend on the order
         if lo <= hi and mk.type(Class(lo2)).rank == 0 and mk.type(Class(hi2)).rank == 0:
             yield mk.op("clamp", [mk.scalar(lo, dt), Class(x), mk.scalar(hi, dt)])
+
+
+def _int_of_width(bits: int, signed: bool) -> DType | None:
+    return next((d for d in DTYPES.values() if d.is_int and d.is_signed == signed and d.bits == bits), None)
+
+
+@axiom("convert-clamped-float-via-int", {"convert"}, {"convert", "clamp", "constant"}, watch_operands=1)
+def convert_clamped_float_via_int(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """convert(clamp(lo, x, hi), D) for float x and integer D = convert(clamp(L, convert(x, W), H), D),
+    W the signed integer type as wide as x's, L and H the bounds converted to W: float->int
+    conversion truncates and saturates, which is monotone, so it commutes with the clamp; D's
+    saturation never triggers when [L, H] lies in D, and then W->D keeps the value. NaN
+    converts to 0 on both sides when L <= 0 <= H (requantizing to int8/uint8)."""
+    dt = node.type.dtype
+    y = node.children[0]
+    if not dt.is_int:
+        return
+    mk = Make(view)
+    for cl in view.find(y, "clamp"):
+        lo, x, hi = cl.children
+        ft = view.type(x).dtype
+        w = _int_of_width(ft.bits, True) if ft.is_float else None
+        bounds = [splat(view, b) for b in (lo, hi)]
+        if w is None or any(v is None or np.isnan(v) for v in bounds) or not bounds[0] <= bounds[1]:
+            continue
+        info, wi = np.iinfo(dt.np), np.iinfo(w.np)
+        lo_w, hi_w = (int(np.clip(np.trunc(np.float64(v)), wi.min, wi.max)) for v in bounds)
+        if info.min <= lo_w <= 0 <= hi_w <= info.max:
+            inner = mk.op("clamp", [mk.scalar(lo_w, w), mk.convert(Class(x), w), mk.scalar(hi_w, w)])
+            yield mk.convert(inner, dt)
+
+
+def _nonnegative(view: View, c: ClassId) -> bool:
+    """Whether every element of integer class ``c`` is known to be >= 0: a maximum with a
+    scalar >= 0, a clamp from a bound >= 0, or such a constant."""
+    v = splat(view, c)
+    if v is not None:
+        return v >= 0
+    if any(splat(view, n.children[0]) is not None and splat(view, n.children[0]) >= 0
+           for n in view.find(c, "clamp")):
+        return True
+    for n in view.find(c, "maximum"):
+        for _, s in _scalar_operand(view, n):
+            k = splat(view, s.id)
+            if k is not None and k >= 0:
+                return True
+    return False
+
+
+@axiom("minimum-nonnegative-unsigned", {"minimum"}, {"minimum", "bitcast-convert", "broadcast", "constant"},
+       watch_operands=2)
+def minimum_nonnegative_unsigned(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """minimum(a, broadcast(s)) over signed integers with a >= 0 and s >= 0 = the same
+    minimum over the unsigned type of that width, bitcast back (both orders agree on
+    non-negative values; an unsigned saturating narrowing is such a minimum)."""
+    dt = node.type.dtype
+    u = _int_of_width(dt.bits, False) if dt.is_int and dt.is_signed else None
+    if u is None:
+        return
+    mk = Make(view)
+    for a, s in _scalar_operand(view, node):
+        k = splat(view, s.id)
+        if k is not None and k >= 0 and _nonnegative(view, a.id):
+            limit = mk.broadcast(mk.scalar(int(k), u), node.type.shape, ())
+            yield mk.bitcast(mk.op("minimum", [mk.bitcast(a, u), limit]), dt)
+
+
+@axiom("convert-int-of-bitcast", {"convert"}, {"convert"}, watch_operands=1)
+def convert_int_of_bitcast(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """convert(bitcast(z, S), D) = convert(z, D) for integers z and S of one width and D no
+    wider: an integer conversion that narrows or keeps the width keeps the low bits."""
+    dt = node.type.dtype
+    for b in view.find(node.children[0], "bitcast-convert"):
+        z = view.type(b.children[0]).dtype
+        if dt.is_int and z.is_int and z.bits == b.type.dtype.bits and b.type.dtype.is_int and dt.bits <= z.bits:
+            yield Make(view).convert(Class(b.children[0]), dt)
 
 
 # ---------------------------------------------------------------- 6. elementwise algebra

@@ -31,7 +31,8 @@ every ``<op>-split``, add-comm, multiply-comm, maximum-comm, minimum-comm,
 and-comm, or-comm, xor-comm, maximum-idem, minimum-idem, maximum-absorb, minimum-absorb, maximum-as-clamp,
 minimum-as-clamp, clamp-as-minmax, clamp-clamp, subtract-as-add-negate, negate-negate,
 add-zero, multiply-one, multiply-negone, negate-as-multiply, multiply-pow2-shift,
-divide-pow2-shift, convert-convert (all integer type chains), copy-intro and
+divide-pow2-shift, convert-convert (all integer type chains), convert-int-of-bitcast,
+minimum-nonnegative-unsigned, convert-clamped-float-via-int (f16 and f32 into s8 and u8), copy-intro and
 copy-elim; and the layout axioms slice-bitcast-convert, slice-reshape-strided
 (strided, whole-row and one-row windows), slice-reshape (a split and a merge group),
 bitcast-convert-concat, reshape-concat (row blocks to 1-D, column blocks to [R, 2, K]),
@@ -47,6 +48,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import z3
 
 from ..ir.dtypes import DTYPES, DType
@@ -754,6 +756,62 @@ def _convert_convert() -> list[z3.BoolRef]:
     """Every integer chain the rule accepts (convert_chain_exact) is an identity."""
     return [convert_chain_claim(a, b, c) for a, b, c in itertools.product(INT_TYPES, repeat=3)
             if convert_chain_exact(a, b, c)]
+
+
+def float_to_int_bv(x: z3.FPRef, dst: DType) -> z3.BitVecRef:
+    """The reference's float->int convert: truncate toward zero, saturate, NaN -> 0."""
+    bits = dst.bits
+    top, bottom = _extremes_bv(z3.BitVec("t", bits), dst.is_signed)
+    above = z3.FPVal(2.0 ** (bits - 1 if dst.is_signed else bits), x.sort())
+    below = z3.FPVal(-(2.0 ** (bits - 1)) if dst.is_signed else -1.0, x.sort())
+    inside = (z3.fpToSBV if dst.is_signed else z3.fpToUBV)(z3.RTZ(), x, z3.BitVecSort(bits))
+    return z3.If(z3.fpIsNaN(x), z3.BitVecVal(0, bits),
+                 z3.If(z3.fpGEQ(x, above), top, z3.If(z3.fpLEQ(x, below), bottom, inside)))
+
+
+@proves("convert-clamped-float-via-int")
+def _convert_clamped_float_via_int() -> list[z3.BoolRef]:
+    """For float bounds lo <= hi (not NaN) whose conversions L, H to the signed type W of the
+    float's width satisfy D.min <= L <= 0 <= H <= D.max: convert(clamp(lo, x, hi), D) =
+    convert(clamp(L, convert(x, W), H), D), for f16 (W = s16) and f32 (W = s32) into s8 and u8."""
+    claims = []
+    for fname, wname in (("f16", "s16"), ("f32", "s32")):
+        w = DTYPES[wname]
+        for dname in ("s8", "u8"):
+            d = DTYPES[dname]
+            x, lo, hi = z3.FPs(f"x{next(_fresh)} lo{next(_fresh)} hi{next(_fresh)}", _FLOAT_SORTS[fname])
+            big, small = _extremes_bv(z3.BitVec("t", w.bits), True)
+            dmax, dmin = (z3.BitVecVal(int(v), w.bits) for v in (np.iinfo(d.np).max, np.iinfo(d.np).min))
+            lw, hw = float_to_int_bv(lo, w), float_to_int_bv(hi, w)
+            pre = z3.And(z3.Not(z3.fpIsNaN(lo)), z3.Not(z3.fpIsNaN(hi)), z3.fpLEQ(lo, hi),
+                         dmin <= lw, lw <= 0, 0 <= hw, hw <= dmax)
+            ops, iops = _fp_ops(), _bv_ops(True)
+            lhs = float_to_int_bv(_clamp(ops, lo, x, hi), d)
+            rhs = convert_bv(_clamp(iops, lw, float_to_int_bv(x, w), hw), w, d)
+            claims.append(z3.Implies(pre, lhs == rhs))
+    return claims
+
+
+@proves("minimum-nonnegative-unsigned")
+def _minimum_nonnegative_unsigned() -> list[z3.BoolRef]:
+    """Signed and unsigned minimum agree on values that are both >= 0 as signed."""
+    claims = []
+    for (a, k), ops, signed in _bv_cases():
+        if signed:
+            claims.append(z3.Implies(z3.And(a >= 0, k >= 0), ops["minimum"](a, k) == _bv_ops(False)["minimum"](a, k)))
+    return claims
+
+
+@proves("convert-int-of-bitcast")
+def _convert_int_of_bitcast() -> list[z3.BoolRef]:
+    """A bitcast between integer types of one width keeps the bits; converting to a type
+    no wider keeps the low bits whatever the signedness (every such triple of types)."""
+    claims = []
+    for z, s, d in itertools.product(INT_TYPES, repeat=3):
+        if z.bits == s.bits and d.bits <= s.bits:
+            x = z3.BitVec(f"x{next(_fresh)}", z.bits)
+            claims.append(convert_bv(x, s, d) == convert_bv(x, z, d))
+    return claims
 
 
 # ---------------------------------------------------------------- layouts: views, strided windows and stores
