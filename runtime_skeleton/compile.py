@@ -24,6 +24,7 @@ from .emit import emit_program, program_json
 from .errors import ActgenError
 from .hlo import parse_file, parse_module
 from .ir.graph import Module
+from .layout import byte_size
 from .isel.extract import PiiGraph
 from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph
 from .sim.cost import cycles
@@ -88,9 +89,14 @@ class CompileResult:
     module: Module
     tiling: Tiling | None = None  # the loop nest, when the program is a tile program in loops
     split: Split | None = None  # the reduction loop inside it, when the contraction is cut
+    # several outputs compiled one at a time: each output's compilation, in program order
+    # (pii_graph and allocation are then the first part's)
+    parts: tuple[CompileResult, ...] = ()
 
     def describe_loops(self) -> str:
         """The loop structure, for people ('' for straight-line code)."""
+        if self.parts:
+            return "; ".join(f"output {k}: {p.describe_loops() or 'straight-line'}" for k, p in enumerate(self.parts))
         if self.tiling is None:
             return ""
         if self.split is None:
@@ -150,24 +156,48 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
             stats.phase2_seconds += time.perf_counter() - t
         stats.orders_tried += alloc.orders_tried
         t = time.perf_counter()
-        prog = emit_program(target.name, g, alloc, sel.input_types, sel.output_types)
+        prog = place_unread_inputs(target, emit_program(target.name, g, alloc, sel.input_types, sel.output_types))
         stats.emit_seconds += time.perf_counter() - t
         yield Candidate(g, alloc, prog, sel.stats.saturation.nodes)
         if time.perf_counter() > deadline:
             break
 
 
+def place_unread_inputs(target: TargetDef, prog: Program) -> Program:
+    """Inputs the program never reads (the allocator gave them no region) placed above
+    everything it touches in HBM, so that every kernel parameter has its .input."""
+    from .superopt.addressing import hbm_end
+
+    if all(d.offset >= 0 for d in prog.inputs):
+        return prog
+    at = _aligned(hbm_end(target, prog))
+    inputs = []
+    for d in prog.inputs:
+        if d.offset < 0:
+            d, at = dataclasses.replace(d, offset=at), _aligned(at + byte_size(d.type))
+        inputs.append(d)
+    return dataclasses.replace(prog, inputs=inputs)
+
+
+def _aligned(n: int, to: int = 64) -> int:
+    return -(-n // to) * to
+
+
 def compile_module(target: TargetDef, module: Module, opts: CompileOptions | None = None) -> CompileResult:
     """The cheapest program found (Fig. 14a); CompileError says why there is none.
 
     A kernel that does not compile as straight-line code within its share of the
-    time is strip-mined into loops over tiles (superopt.tiled) when it can be."""
+    time is strip-mined into loops over tiles (superopt.tiled) when it can be, and
+    a kernel with several outputs is compiled one output at a time (superopt.outputs)."""
     opts = opts or CompileOptions()
     deadline = time.perf_counter() + opts.timeout
     if not opts.tiling:
         return compile_direct(target, module, opts, deadline)
+    from .superopt.outputs import compile_outputs, several_outputs
     from .superopt.tiled import compile_tiled
 
+    if several_outputs(module):
+        return compile_outputs(target, module, opts, deadline)
     return compile_tiled(target, module, opts, deadline)
 
 

@@ -1,6 +1,7 @@
 """The whole compiler: compile_hlo, verification on the simulator, determinism, the CLI."""
 import importlib
 import json
+import math
 import pathlib
 import subprocess
 import sys
@@ -139,3 +140,24 @@ def test_amx_k1_is_act_table_4():
     """oneDNN K1 (Act Table 4 and Fig. 16(c): 16 AMX instructions)."""
     assert _amx_counts("examples/kernels/amx_k1.hlo") == {"tileloadd": 4, "tilezero": 4, "tdpbusd": 4,
                                                           "tilestored": 4}
+
+
+def test_a_parameter_the_kernel_does_not_read_keeps_its_input():
+    """Parameters 1 and 3 are never read: the program still declares arg0..arg3 in order,
+    in disjoint HBM regions, and runs on the kernel's own four inputs."""
+    text = """HloModule unread
+ENTRY e {
+  a = s8[16,16]{1,0} parameter(0)
+  u = f32[4]{0} parameter(1)
+  b = s8[16,16]{1,0} parameter(2)
+  v = s32[2]{0} parameter(3)
+  ROOT d = s32[16,16]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+    res = compile_hlo(target("gemmini"), text, deterministic=True)
+    decls = res.program.inputs + res.program.outputs
+    assert [d.name for d in res.program.inputs] == ["arg0", "arg1", "arg2", "arg3"]
+    assert res.program.inputs[1].type.shape == (4,) and res.program.inputs[1].offset >= 0
+    spans = sorted((d.offset, d.offset + d.type.dtype.nbytes * math.prod(d.type.shape)) for d in decls)
+    assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))
+    assert verify(target("gemmini"), res) == []

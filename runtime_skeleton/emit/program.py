@@ -27,7 +27,9 @@ def constant_bytes(g: PiiGraph, v: int) -> bytes:
 def emit_program(target_name: str, g: PiiGraph, alloc: Allocation, input_types: Sequence[TensorType],
                  output_types: Sequence[TensorType]) -> Program:
     prog = Program(target=target_name)
-    prog.inputs = [TensorDecl(f"arg{i}", t, off) for i, (t, off) in enumerate(zip(input_types, alloc.inputs))]
+    # an input the program never reads has no region yet (-1): place_unread_inputs gives it one
+    offsets = list(alloc.inputs) + [-1] * (len(input_types) - len(alloc.inputs))
+    prog.inputs = [TensorDecl(f"arg{i}", t, off) for i, (t, off) in enumerate(zip(input_types, offsets))]
     prog.outputs = [TensorDecl(f"out{i}", t, off) for i, (t, off) in enumerate(zip(output_types, alloc.outputs))]
     if alloc.consts:
         base = min(alloc.consts.values())

@@ -3,11 +3,49 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..sim.program import ConcreteInstr, value_at
+from typing import TypeVar
+
+import itertools
+
+from ..layout import byte_size
+from ..sim.program import Affine, ConcreteInstr, Loop, Program, shift, value_at
 from ..target import InstructionDef, TargetDef
 from .strip import NotTileable
 
 Rect = tuple[slice, ...]
+R = TypeVar("R")
+Terms = tuple[tuple[str, int], ...]  # (loop variable, bytes per unit of it)
+
+
+def region_of(regions: list[tuple[int, int, R]], lo: int, n: int) -> tuple[int, R] | None:
+    """The region (start, size, what) an HBM access [lo, lo + n) lies in: (its start,
+    what); None when it lies in none; NotTileable when it straddles one's edge."""
+    for start, size, what in regions:
+        if start <= lo and lo + n <= start + size:
+            return start, what
+        if lo < start + size and start < lo + n:
+            raise NotTileable(f"an HBM access [{lo}, {lo + n}) straddles a tensor at [{start}, {start + size})")
+    return None
+
+
+def moved(target: TargetDef, ci: ConcreteInstr, attrs: Mapping[str, int],
+          moves: list[tuple[int, int, Terms]]) -> ConcreteInstr:
+    """``ci`` with slice j moved by ``delta`` bytes plus ``terms`` for each (j, delta, terms):
+    the attribute that addresses the slice (read off ``attrs``, ``ci``'s attributes at
+    one point of its loops) shifts by as many of its steps."""
+    ins = target.instructions[ci.name]
+    by_attr: dict[str, tuple[int, Terms]] = {}
+    for j, delta, terms in moves:
+        name, c = start_attr(ins, attrs, j)
+        if delta % c or any(k % c for _, k in terms):
+            raise NotTileable(f"{ci.name}: {name} addresses HBM in steps of {c} bytes; the data moves by {delta}")
+        want = (delta // c, tuple((v, k // c) for v, k in terms))
+        if by_attr.setdefault(name, want) != want:
+            raise NotTileable(f"{ci.name}: {name} addresses two tensors that move differently")
+    new = dict(ci.attrs)
+    for name, (const, terms) in by_attr.items():
+        new[name] = shift(ci.attrs[name], const, dict(terms))
+    return ConcreteInstr(ci.name, new, ci.loc)
 
 
 def hbm_slices(target: TargetDef, ins: type[InstructionDef], attrs: Mapping[str, int]) -> list[tuple[int, int, int]]:
@@ -45,3 +83,42 @@ def slices_at(target: TargetDef, ci: ConcreteInstr, env: Mapping[str, int]) -> t
     boxes = [(j, s.buffer, tuple(slice(int(a), int(a) + int(n)) for a, n in zip(starts, lengths)))
              for j, (s, (starts, lengths)) in enumerate(zip((ins.output,) + ins.inputs, ins.h(attrs)))]
     return attrs, boxes
+
+
+def corners(ci: ConcreteInstr, ranges: Mapping[str, tuple[int, int]]) -> list[dict[str, int]]:
+    """The loop variables ``ci`` uses at the corners of their ranges (first, last value):
+    an affine address takes its extremes there, so a slice lies in one tensor at every
+    iteration when it does at every corner."""
+    used = sorted({v for a in ci.attrs.values() if isinstance(a, Affine) for v, _ in a.terms})
+    return [dict(zip(used, c)) for c in itertools.product(*(ranges[v] for v in used))]
+
+
+def corner_slices(target: TargetDef, ci: ConcreteInstr, ranges) -> list[tuple[dict[str, int], list[tuple[int, int, int]]]]:
+    """At each corner: the instruction's attributes there, and its HBM slices (hbm_slices)."""
+    ins = target.instructions[ci.name]
+    found = []
+    for env in corners(ci, ranges):
+        attrs = {k: value_at(v, env) for k, v in ci.attrs.items()}
+        found.append((attrs, hbm_slices(target, ins, attrs)))
+    return found
+
+
+def with_ranges(items, ranges: Mapping[str, tuple[int, int]] | None = None):
+    """(instruction, the first and last value of each enclosing loop variable); loops
+    with no trips left out."""
+    for it in items:
+        if isinstance(it, Loop):
+            if it.trips:
+                yield from with_ranges(it.body, {**(ranges or {}), it.var: (it.start, it.stop - 1)})
+        else:
+            yield it, ranges or {}
+
+
+def hbm_end(target: TargetDef, prog: Program) -> int:
+    """The end of the HBM the program touches: its placed tensors, constants and every
+    slice an instruction accesses (loops included, at the corners of their ranges)."""
+    top = [d.offset + byte_size(d.type) for d in prog.inputs + prog.outputs if d.offset >= 0]
+    top += [c.offset + len(c.data) for c in prog.consts]
+    for ci, ranges in with_ranges(prog.instructions):
+        top += [lo + n for _, found in corner_slices(target, ci, ranges) for _, lo, n in found]
+    return max(top + [0])

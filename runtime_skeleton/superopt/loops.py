@@ -21,24 +21,13 @@ from ..ir.types import TensorType
 from ..layout import byte_size
 from ..sim.machine import SimError, checked
 from ..sim.program import ConcreteInstr, ConstData, Loop, Program, TensorDecl
-from ..sim.program import shift as shift_affine
 from ..target import TargetDef
-from .addressing import hbm_slices, start_attr
+from .addressing import hbm_slices, moved, region_of
 from .double_buffer import double_buffered
 from .reuse import reused
 from .strip import OUTPUT, NotTileable, Placement
 
 ALIGN = 4096  # whole-kernel tensors start at page boundaries: every alignment an address needs divides it
-
-
-def _region_of(regions: list[tuple[int, int, Placement]], lo: int, n: int) -> tuple[int, Placement] | None:
-    """The tile tensor an HBM access lies in: (its start in the tile program, its placement)."""
-    for start, size, place in regions:
-        if start <= lo and lo + n <= start + size:
-            return start, place
-        if lo < start + size and start < lo + n:
-            raise NotTileable(f"an HBM access [{lo}, {lo + n}) straddles a tile tensor [{start}, {start + size})")
-    return None
 
 
 @dataclass(frozen=True)
@@ -144,28 +133,17 @@ def cheapest_checked(target: TargetDef, progs: list[Program],
 def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], shift: int) -> ConcreteInstr:
     """``bases``: where each whole-kernel input, then the output, starts in HBM;
     ``shift``: how far the piece's own data (constants, scratch) moves."""
-    ins = target.instructions[ci.name]
-    attrs = dict(ci.attrs)
-    moved: dict[str, tuple[int, tuple]] = {}
-    for j, lo, n in hbm_slices(target, ins, ci.attrs):
-        found = _region_of(regions, lo, n)
+    moves = []
+    for j, lo, n in hbm_slices(target, target.instructions[ci.name], ci.attrs):
+        found = region_of(regions, lo, n)
         if found is None:  # a constant or scratch: the same every iteration, past the earlier pieces' data
-            if not shift:
-                continue
-            delta, terms = shift, ()
+            if shift:
+                moves.append((j, shift, ()))
         else:
             region_start, place = found
-            delta = bases[place.source] + place.const - region_start  # OUTPUT = -1: the output's base, last
-            terms = place.terms
-        name, c = start_attr(ins, ci.attrs, j)
-        if delta % c or any(k % c for _, k in terms):
-            raise NotTileable(f"{ci.name}: {name} addresses HBM in steps of {c} bytes; a tile moves by {delta}")
-        want = (delta // c, tuple((v, k // c) for v, k in terms))
-        if moved.setdefault(name, want) != want:
-            raise NotTileable(f"{ci.name}: {name} addresses two tensors that move differently")
-    for name, (const, terms) in moved.items():
-        attrs[name] = shift_affine(ci.attrs[name], const, dict(terms))
-    return ConcreteInstr(ci.name, attrs, ci.loc)
+            # OUTPUT = -1: the output's base, last
+            moves.append((j, bases[place.source] + place.const - region_start, place.terms))
+    return moved(target, ci, ci.attrs, moves)
 
 
 def check_program(target: TargetDef, prog: Program) -> None:

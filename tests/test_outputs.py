@@ -1,0 +1,84 @@
+"""Kernels with several outputs: each output's cone compiled on its own and the
+programs run in sequence over the whole kernel's tensors (superopt.outputs)."""
+from __future__ import annotations
+
+import pathlib
+import time
+
+import numpy as np
+import pytest
+
+from runtime_skeleton.compile import CompileError, CompileOptions, compile_hlo, compile_module, load_kernel, verify
+from runtime_skeleton.reference import evaluate
+from runtime_skeleton.reference.npz_io import random_inputs
+from runtime_skeleton.superopt.outputs import compile_parts, parts, several_outputs
+
+from generated.amx import TARGET as AMX
+from generated.gemmini import TARGET as GEMMINI
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# a GEMM and an ADD sharing input b; parameter 2 is read by the ADD only, parameter 3 by nobody
+GEMM_AND_ADD = """HloModule gemm_and_add
+
+ENTRY e {
+  a = s8[16,16]{1,0} parameter(0)
+  b = s8[16,16]{1,0} parameter(1)
+  c = s8[16,16]{1,0} parameter(2)
+  unused = s8[16,16]{1,0} parameter(3)
+  d = s32[16,16]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bw = s32[16,16]{1,0} convert(b)
+  cw = s32[16,16]{1,0} convert(c)
+  s = s32[16,16]{1,0} add(bw, cw)
+  ROOT t = (s32[16,16]{1,0}, s32[16,16]{1,0}) tuple(d, s)
+}
+"""
+
+
+def test_parts_are_the_cones_of_the_outputs():
+    module = load_kernel(ROOT / "examples/kernels/amx_k5.hlo")
+    assert several_outputs(module)
+    found = parts(module)
+    assert [p for _, p in found] == [(0, 1), (2, 3, 4, 5)]
+    x = random_inputs([t for t in module.parameter_types], 3)
+    whole = evaluate(module, x)
+    for k, (part, params) in enumerate(found):
+        assert not several_outputs(part)
+        np.testing.assert_array_equal(evaluate(part, [x[i] for i in params])[0], whole[k])
+
+
+def test_outputs_compile_one_at_a_time():
+    """Each output compiled alone (what compile does when the whole kernel has no
+    straight-line program in time): the GEMM and the ADD both read the one copy of b."""
+    res = compile_parts(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(deterministic=True),
+                        time.perf_counter() + 60)
+    assert len(res.parts) == 2 and res.describe_loops().startswith("output 0: ")
+    prog = res.program
+    assert [d.name for d in prog.inputs] == ["arg0", "arg1", "arg2", "arg3"]
+    assert [d.name for d in prog.outputs] == ["out0", "out1"]
+    ends = [(d.offset, d.offset + 256 * d.type.dtype.nbytes) for d in prog.inputs + prog.outputs]
+    assert all(b <= c or d <= a for i, (a, b) in enumerate(ends) for c, d in ends[i + 1:])  # disjoint tensors
+    assert prog.executed() == sum(p.program.executed() for p in res.parts)
+    assert verify(GEMMINI, res, seeds=(0, 1, 2)) == []
+
+
+def test_the_whole_kernel_takes_the_direct_path_when_it_compiles():
+    res = compile_module(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(deterministic=True))
+    assert res.parts == () and verify(GEMMINI, res) == []
+
+
+def test_an_output_no_instruction_computes_is_named():
+    text = GEMM_AND_ADD.replace("s = s32[16,16]{1,0} add(bw, cw)", "s = s32[16,16]{1,0} remainder(bw, cw)")
+    with pytest.raises(CompileError, match="output 1: .*remainder"):
+        compile_parts(GEMMINI, load_kernel(text), CompileOptions(timeout=5), time.perf_counter() + 5)
+
+
+@pytest.mark.slow
+def test_onednn_k5_compiles_one_output_at_a_time():
+    """oneDNN K5 (Act App. E): K1's int8 GEMM and an independent f32 chain requantized to
+    u8 (vcvttps2dq, then vpmovusdb's unsigned saturation)."""
+    res = compile_hlo(AMX, ROOT / "examples/kernels/amx_k5.hlo")
+    assert len(res.parts) == 2
+    assert verify(AMX, res, seeds=(0, 1, 2)) == []
+    used = {i.name for i in res.parts[1].program.flat()}
+    assert {"vcvttps2dq", "vpmovusdb"} <= used
