@@ -24,9 +24,9 @@ from .emit import emit_program, program_json
 from .errors import ActgenError
 from .hlo import parse_file, parse_module
 from .ir.graph import Module
-from .layout import byte_size
 from .isel.extract import PiiGraph
 from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph
+from .layout import byte_size
 from .sim.cost import cycles
 from .sim.program import Program, print_program
 from .superopt.reduction import Split

@@ -1,11 +1,9 @@
 """Which attribute of an instruction addresses which of its slices."""
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from typing import TypeVar
-
 import itertools
+from collections.abc import Mapping
+from typing import TypeVar
 
 from ..layout import byte_size
 from ..sim.program import Affine, ConcreteInstr, Loop, Program, shift, value_at

@@ -22,7 +22,7 @@ from ..layout import byte_size
 from ..sim.machine import SimError, checked
 from ..sim.program import ConcreteInstr, ConstData, Loop, Program, TensorDecl
 from ..target import TargetDef
-from .addressing import hbm_slices, moved, region_of
+from .addressing import hbm_end, hbm_slices, moved, region_of
 from .double_buffer import double_buffered
 from .reuse import reused
 from .strip import OUTPUT, NotTileable, Placement
@@ -51,15 +51,13 @@ def _regions(piece: Piece) -> list[tuple[int, int, Placement]]:
 
 
 def _top(target: TargetDef, piece: Piece) -> int:
-    """The end of the HBM the piece's program touches (tensors, constants, scratch)."""
-    prog = piece.program
-    top = max([o + n for o, n, _ in _regions(piece)] + [c.offset + len(c.data) for c in prog.consts] + [0])
-    for ci in prog.flat():
-        top = max([top] + [lo + n for _, lo, n in hbm_slices(target, target.instructions[ci.name], ci.attrs)])
-    return top
+    """The end of the HBM the piece's program touches (its tensors in HBM, constants, scratch)."""
+    touched = hbm_end(target, replace(piece.program, inputs=[], outputs=[]))  # on-chip decls are not HBM
+    return max([o + n for o, n, _ in _regions(piece)] + [touched])
 
 
-def _page(n: int) -> int:
+def page(n: int) -> int:
+    """``n`` rounded up to whole ALIGN pages."""
     return -(-n // ALIGN) * ALIGN
 
 
@@ -74,11 +72,11 @@ def looped_programs(target: TargetDef, loops: tuple[tuple[str, int], ...], piece
     shifts, at = [], 0
     for piece in pieces:
         shifts.append(at)
-        at += _page(_top(target, piece))
+        at += page(_top(target, piece))
     bases = []
     for t in list(input_types) + [output_type]:
         bases.append(at)
-        at += _page(byte_size(t))
+        at += page(byte_size(t))
     if at > target.hbm.nbytes:
         raise NotTileable(f"the kernel's tensors and the tile programs' data need {at} bytes of HBM; "
                           f"{target.hbm.name} has {target.hbm.nbytes}")

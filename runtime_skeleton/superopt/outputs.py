@@ -24,7 +24,7 @@ from ..layout import byte_size
 from ..sim.program import ConcreteInstr, ConstData, Item, Loop, Program, TensorDecl
 from ..target import TargetDef
 from .addressing import Terms, corner_slices, hbm_end, moved, region_of
-from .loops import ALIGN, check_program
+from .loops import check_program, page
 from .strip import NotTileable
 
 
@@ -116,11 +116,11 @@ def sequenced(target: TargetDef, programs: list[Program], params: list[tuple[int
     shifts, at = [], 0
     for top in spans:
         shifts.append(at)
-        at += _page(top)
+        at += page(top)
     bases = []
     for t in input_types + output_types:
         bases.append(at)
-        at += _page(byte_size(t))
+        at += page(byte_size(t))
     if at > target.hbm.nbytes:
         raise NotTileable(f"the outputs' programs and the kernel's tensors need {at} bytes of HBM; "
                           f"{target.hbm.name} has {target.hbm.nbytes}")
@@ -137,10 +137,6 @@ def sequenced(target: TargetDef, programs: list[Program], params: list[tuple[int
                    inputs=[TensorDecl(f"arg{i}", t, bases[i]) for i, t in enumerate(input_types)],
                    outputs=[TensorDecl(f"out{k}", t, bases[n + k]) for k, t in enumerate(output_types)],
                    consts=consts, instructions=items)
-
-
-def _page(n: int) -> int:
-    return -(-n // ALIGN) * ALIGN
 
 
 def _moved_items(target: TargetDef, items, regions: list[tuple[int, int, tuple[int, bool]]], shift: int,
@@ -166,7 +162,7 @@ def _moved_one(target: TargetDef, ci: ConcreteInstr, regions, shift: int, ranges
             raise NotTileable(f"{ci.name}: a slice moves between tensors across the iterations of its loops")
         where = here
     moves: list[tuple[int, int, Terms]] = []
-    for j, region in where or []:
+    for j, region in where:
         if region is None:
             moves.append((j, shift, ()))
             continue
