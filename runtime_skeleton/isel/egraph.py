@@ -2,8 +2,13 @@
 egglog-python), kept in this one file so an egglog upgrade touches nothing else.
 
 egglog stores the e-graph (hash-consing, union-find, congruence closure and
-rebuilding). Every e-node is one generic constructor ``N(op, key, children)``;
-the i-th node added from Python is also named ``H(i)``, so Python refers to
+rebuilding). Every e-node is a generic constructor of its arity,
+``N<k>(op, key, child_1, ..., child_k)`` for k <= MAX_ARITY, and wider nodes (long
+concatenations) are ``NW(op, key, list)`` over a cons list of children. Children are
+plain constructor arguments, not egglog containers: a container (``Vec``) is re-scanned
+whole on every rebuild, which made one flush with a few thousand unions take tens of
+seconds; constructor arguments are rebuilt incrementally. The i-th node added from
+Python is also named ``H(i)``, so Python refers to
 nodes and classes by those integer handles: ``op`` is the operator (an HLO
 opcode, ``input``, or a pii ``isa:<instr>``) and ``key`` an interned string
 naming the node's type and attributes, so e-nodes of different types never
@@ -31,14 +36,21 @@ MAX_ARITY = 8  # relations A0..A8; wider nodes (long concatenations) are sent as
 
 
 def _declarations() -> str:
-    lines = ["(datatype* (Node (N String String NodeVec)) (sort NodeVec (Vec Node)))",
+    arities = " ".join(f"(N{n} String String{' Node' * n})" for n in range(MAX_ARITY + 1))
+    lines = [f"(datatype* (Node {arities} (NW String String NodeList)) (NodeList (Nil) (Cons Node NodeList)))",
              "(constructor H (i64) Node)", "(relation U (i64 i64))", "(ruleset load)",
-             "(rule ((U a b)) ((union (H a) (H b))) :ruleset load)"]
+             "(rule ((U a b)) ((union (H a) (H b))) :ruleset load)",
+             # wide nodes: AW(i, op, key, l) with cells WC(l, child, next) and WE(l, child) ending the list
+             "(constructor L (i64) NodeList)", "(relation AW (i64 String String i64))",
+             "(relation WC (i64 i64 i64))", "(relation WE (i64 i64))",
+             "(rule ((AW i op k l)) ((union (H i) (NW op k (L l)))) :ruleset load)",
+             "(rule ((WC l c m)) ((union (L l) (Cons (H c) (L m)))) :ruleset load)",
+             "(rule ((WE l c)) ((union (L l) (Cons (H c) (Nil)))) :ruleset load)"]
     for n in range(MAX_ARITY + 1):
         xs = [f"c{j}" for j in range(n)]
-        vec = f"(vec-of {' '.join(f'(H {x})' for x in xs)})" if n else "(vec-empty)"
         lines.append(f"(relation A{n} (i64 String String{' i64' * n}))")
-        lines.append(f"(rule ((A{n} i op k {' '.join(xs)})) ((union (H i) (N op k {vec}))) :ruleset load)")
+        lines.append(f"(rule ((A{n} i op k {' '.join(xs)})) "
+                     f"((union (H i) (N{n} op k {' '.join(f'(H {x})' for x in xs)}))) :ruleset load)")
     return "\n".join(lines)
 
 
@@ -66,9 +78,9 @@ class EGraph:
         self._dir = tempfile.mkdtemp(prefix="actgen-egraph-")
         weakref.finalize(self, shutil.rmtree, self._dir, True)
         self._n = 0  # nodes added so far; node i is H(i)
-        self._rows: dict[int, list[str]] = {}  # arity -> pending A<arity> rows
+        self._rows: dict[str, list[str]] = {}  # relation -> pending rows
         self._unions: list[str] = []
-        self._wide: list[str] = []  # commands for nodes wider than MAX_ARITY
+        self._cells = 0  # list cells of wide nodes so far; cell l is L(l)
         self._class_of_node: list[ClassId] = []
         self._rep: dict[ClassId, int] = {}  # a node of each class, to refer to the class
         self._snapshot: dict[ClassId, list[RawNode]] = {}
@@ -85,10 +97,14 @@ class EGraph:
         idx = self._n
         self._n += 1
         if len(children) <= MAX_ARITY:
-            self._rows.setdefault(len(children), []).append("\t".join((str(idx), op, key, *map(str, children))))
+            self._rows.setdefault(f"A{len(children)}", []).append("\t".join((str(idx), op, key, *map(str, children))))
         else:
-            vec = " ".join(f"(H {c})" for c in children)
-            self._wide.append(f"(union (H {idx}) (N {_quote(op)} {_quote(key)} (vec-of {vec})))")
+            first = self._cells
+            self._cells += len(children)
+            self._rows.setdefault("AW", []).append("\t".join((str(idx), op, key, str(first))))
+            for j, c in enumerate(children[:-1]):
+                self._rows.setdefault("WC", []).append(f"{first + j}\t{c}\t{first + j + 1}")
+            self._rows.setdefault("WE", []).append(f"{self._cells - 1}\t{children[-1]}")
         return idx
 
     def union(self, a: int, b: int) -> None:
@@ -99,14 +115,14 @@ class EGraph:
     def flush(self) -> None:
         """Send pending additions and unions to egglog and take a fresh snapshot."""
         loads = []
-        for name, rows in [(f"A{n}", r) for n, r in sorted(self._rows.items())] + [("U", self._unions)]:
+        for name, rows in sorted(self._rows.items()) + [("U", self._unions)]:
             if rows:
                 path = os.path.join(self._dir, f"{name}.tsv")
                 with open(path, "w") as f:
                     f.write("\n".join(rows) + "\n")
                 loads.append(f"(input {name} {_quote(path)})")
-        self._run("\n".join(self._wide + loads + ["(run load 1)"]))
-        self._rows, self._unions, self._wide = {}, [], []
+        self._run("\n".join(loads + ["(run load 1)"]))
+        self._rows, self._unions = {}, []
         frozen = self._eg.freeze()
         self._class_of_node = [0] * self._n
         self._rep = {}
@@ -115,10 +131,21 @@ class EGraph:
             self._class_of_node[i] = c
             self._rep.setdefault(c, i)
         classes: dict[ClassId, list[RawNode]] = {}
-        for row in frozen.functions["N"].rows:
-            op, key, vec = row.inputs
-            kids = tuple(_cid(v) for v in self._eg.value_to_vec(vec))
-            node = RawNode(self._eg.value_to_string(op), self._eg.value_to_string(key), kids)
+        for n in range(MAX_ARITY + 1):
+            for row in frozen.functions[f"N{n}"].rows:
+                op, key, *kids = row.inputs
+                node = RawNode(self._eg.value_to_string(op), self._eg.value_to_string(key), tuple(map(_cid, kids)))
+                classes.setdefault(_cid(row.output), []).append(node)
+        cells = {_cid(row.output): (_cid(row.inputs[0]), _cid(row.inputs[1])) for row in frozen.functions["Cons"].rows}
+        nil = {_cid(row.output) for row in frozen.functions["Nil"].rows}
+        assert not nil & cells.keys(), "egglog numbers the values of different sorts apart"
+        for row in frozen.functions["NW"].rows:
+            op, key, cell = row.inputs
+            kids, at = [], _cid(cell)
+            while at not in nil:
+                head, at = cells[at]
+                kids.append(head)
+            node = RawNode(self._eg.value_to_string(op), self._eg.value_to_string(key), tuple(kids))
             classes.setdefault(_cid(row.output), []).append(node)
         self._snapshot = classes
 
