@@ -183,7 +183,8 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     print(f"  time {st.seconds:.2f}s: phase 1 {st.phase1_seconds:.2f}s, phase 2 {st.phase2_seconds:.2f}s, "
           f"emit {st.emit_seconds:.2f}s")
     if res.parts:
-        print(f"  one output at a time: {res.describe_loops()} (the whole kernel: none found within its share of the time)")
+        print(f"  in {len(res.parts)} {res.part_kind}s, one program each in sequence: {res.describe_loops()} "
+              "(the whole kernel: none found within its share of the time)")
     elif res.tiling is not None:
         print(f"  strip-mined: {res.describe_loops()} "
               "(straight-line code: too large, or none found within its share of the time)")

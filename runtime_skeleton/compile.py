@@ -24,6 +24,7 @@ from .emit import emit_program, program_json
 from .errors import ActgenError
 from .hlo import parse_file, parse_module
 from .ir.graph import Module
+from .ir.inline import inline_calls
 from .isel.extract import PiiGraph
 from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph
 from .layout import byte_size
@@ -89,14 +90,16 @@ class CompileResult:
     module: Module
     tiling: Tiling | None = None  # the loop nest, when the program is a tile program in loops
     split: Split | None = None  # the reduction loop inside it, when the contraction is cut
-    # several outputs compiled one at a time: each output's compilation, in program order
-    # (pii_graph and allocation are then the first part's)
+    # a kernel compiled as several programs in sequence (superopt.sequence): each part's
+    # compilation, in program order (pii_graph and allocation are then the first part's)
     parts: tuple[CompileResult, ...] = ()
+    part_kind: str = ""  # what a part is: "output" or "stage"
 
     def describe_loops(self) -> str:
         """The loop structure, for people ('' for straight-line code)."""
         if self.parts:
-            return "; ".join(f"output {k}: {p.describe_loops() or 'straight-line'}" for k, p in enumerate(self.parts))
+            return "; ".join(f"{self.part_kind} {k}: {p.describe_loops() or 'straight-line'}"
+                             for k, p in enumerate(self.parts))
         if self.tiling is None:
             return ""
         if self.split is None:
@@ -187,18 +190,22 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
     """The cheapest program found (Fig. 14a); CompileError says why there is none.
 
     A kernel that does not compile as straight-line code within its share of the
-    time is strip-mined into loops over tiles (superopt.tiled) when it can be, and
-    a kernel with several outputs is compiled one output at a time (superopt.outputs)."""
+    time is strip-mined into loops over tiles (superopt.tiled) when it can be, a
+    kernel with several outputs is compiled one output at a time (superopt.outputs),
+    and one whose contractions feed contractions stage by stage (superopt.stages)."""
     opts = opts or CompileOptions()
     deadline = time.perf_counter() + opts.timeout
     if not opts.tiling:
         return compile_direct(target, module, opts, deadline)
     from .superopt.outputs import compile_outputs, several_outputs
-    from .superopt.tiled import compile_tiled
+    from .superopt.stages import compile_staged
 
-    if several_outputs(module):
-        return compile_outputs(target, module, opts, deadline)
-    return compile_tiled(target, module, opts, deadline)
+    inlined = inline_calls(module)
+    if several_outputs(inlined):
+        res = compile_outputs(target, inlined, opts, deadline)
+    else:
+        res = compile_staged(target, inlined, opts, deadline)
+    return dataclasses.replace(res, module=module)  # checked against the kernel as written
 
 
 def compile_direct(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:

@@ -1,0 +1,144 @@
+"""Kernels compiled as several programs that run one after the other.
+
+A kernel cut into parts (one per output, superopt.outputs; one per stage,
+superopt.stages) is compiled part by part, and the programs become one program over
+the whole kernel's tensors: the kernel's inputs and outputs, and intermediates that
+one part writes to HBM and a later part reads. Every HBM access of a part moves to
+the tensor it lies in, and each part's constants and HBM scratch move past the
+earlier parts'. On-chip data does not outlive a part, so parts need not avoid each
+other on chip.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from ..compile import CompileError, CompileOptions, CompileResult, CompileStats
+from ..errors import ActgenError
+from ..ir.graph import Module
+from ..ir.types import TensorType
+from ..layout import byte_size
+from ..sim.program import ConcreteInstr, ConstData, Item, Loop, Program, TensorDecl
+from ..target import TargetDef
+from .addressing import Terms, corner_slices, hbm_end, moved, region_of
+from .loops import check_program, page
+from .strip import NotTileable
+
+
+@dataclass(frozen=True)
+class Part:
+    """A kernel of its own, and which of the whole computation's tensors its
+    parameters read and its outputs write (indices into ``Plan.types``)."""
+    module: Module
+    reads: tuple[int, ...]
+    writes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The parts in program order over the tensors ``types``: the kernel's inputs
+    first (``n_inputs`` of them), then outputs and intermediates in HBM."""
+    kind: str  # what a part is, for messages: "output", "stage"
+    parts: tuple[Part, ...]
+    types: tuple[TensorType, ...]
+    n_inputs: int
+    outputs: tuple[int, ...]  # the kernel's outputs, in order
+
+
+CompileOne = Callable[[TargetDef, Module, CompileOptions, float], CompileResult]
+
+
+def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: CompileOne, opts: CompileOptions,
+                 deadline: float) -> CompileResult:
+    """Each part compiled by ``compile_one`` (the time left shared evenly), the programs in sequence."""
+    t0 = time.perf_counter()
+    results = []
+    for k, part in enumerate(plan.parts):
+        now = time.perf_counter()
+        try:
+            results.append(compile_one(target, part.module, opts, now + (deadline - now) / (len(plan.parts) - k)))
+        except ActgenError as err:
+            raise CompileError(f"{plan.kind} {k}: {err.message}", err.loc) from None
+    try:
+        prog = sequenced(target, plan, [r.program for r in results])
+        check_program(target, prog)
+    except NotTileable as err:
+        raise CompileError(err.message) from None
+    stats = summed([r.stats for r in results])
+    stats.seconds = time.perf_counter() - t0
+    first = results[0]
+    return CompileResult(prog, opts.cost(target, prog), first.pii_graph, first.allocation, stats, module,
+                         parts=tuple(results), part_kind=plan.kind)
+
+
+def sequenced(target: TargetDef, plan: Plan, programs: list[Program]) -> Program:
+    """The parts' programs one after the other as one program over the plan's tensors."""
+    shifts, at = [], 0
+    for prog in programs:
+        shifts.append(at)
+        at += page(hbm_end(target, prog))
+    bases = []
+    for t in plan.types:
+        bases.append(at)
+        at += page(byte_size(t))
+    if at > target.hbm.nbytes:
+        raise NotTileable(f"the {plan.kind}s' programs and the kernel's tensors need {at} bytes of HBM; "
+                          f"{target.hbm.name} has {target.hbm.nbytes}")
+    items: list[Item] = []
+    consts: list[ConstData] = []
+    for part, prog, shift in zip(plan.parts, programs, shifts):
+        assert len(prog.inputs) == len(part.reads) and len(prog.outputs) == len(part.writes)
+        # (start, size, (the tensor's base, whether the part may write it))
+        regions = [(d.offset, byte_size(d.type), (bases[w], False)) for d, w in zip(prog.inputs, part.reads)]
+        regions += [(d.offset, byte_size(d.type), (bases[w], True)) for d, w in zip(prog.outputs, part.writes)]
+        items += _moved_items(target, prog.instructions, regions, shift, {})
+        consts += [ConstData(c.offset + shift, c.data) for c in prog.consts]
+    return Program(target=programs[0].target,
+                   inputs=[TensorDecl(f"arg{i}", plan.types[i], bases[i]) for i in range(plan.n_inputs)],
+                   outputs=[TensorDecl(f"out{k}", plan.types[w], bases[w]) for k, w in enumerate(plan.outputs)],
+                   consts=consts, instructions=items)
+
+
+def _moved_items(target: TargetDef, items, regions: list[tuple[int, int, tuple[int, bool]]], shift: int,
+                 ranges: dict[str, tuple[int, int]]) -> list[Item]:
+    out: list[Item] = []
+    for it in items:
+        if isinstance(it, Loop):
+            inner = {**ranges, it.var: (it.start, max(it.start, it.stop - 1))}
+            out.append(replace(it, body=tuple(_moved_items(target, it.body, regions, shift, inner))))
+        else:
+            out.append(_moved_one(target, it, regions, shift, ranges))
+    return out
+
+
+def _moved_one(target: TargetDef, ci: ConcreteInstr, regions, shift: int, ranges) -> ConcreteInstr:
+    """The instruction with each HBM slice moved: into the whole tensor whose part
+    tensor it lies in, or by ``shift`` (constants, scratch)."""
+    corners = corner_slices(target, ci, ranges)
+    where = None
+    for _, found in corners:
+        here = [(j, region_of(regions, lo, n)) for j, lo, n in found]
+        if where is not None and here != where:
+            raise NotTileable(f"{ci.name}: a slice moves between tensors across the iterations of its loops")
+        where = here
+    moves: list[tuple[int, int, Terms]] = []
+    for j, region in where:
+        if region is None:
+            moves.append((j, shift, ()))
+            continue
+        start, (base, writable) = region
+        if j == 0 and not writable:
+            raise NotTileable(f"{ci.name}: a part writes over one of its inputs, which later parts read")
+        moves.append((j, base - start, ()))
+    return moved(target, ci, corners[0][0], [m for m in moves if m[1]])
+
+
+def summed(all_stats: list[CompileStats]) -> CompileStats:
+    total = CompileStats()
+    for st in all_stats:
+        for f in dataclasses.fields(CompileStats):
+            a, b = getattr(total, f.name), getattr(st, f.name)
+            setattr(total, f.name, a + b)
+    return total

@@ -1,0 +1,163 @@
+"""Kernels cut into stages at their contractions: several loop nests in sequence.
+
+A kernel whose contractions feed further contractions (an MLP's second layer reading
+the first layer's activations, A·B·C) is one loop nest only if phase 1 can select
+instructions for all of it at once. When the whole kernel does not compile within
+``direct_share`` of the time, it is cut into stages: stage k holds the contractions
+(``dot``, ``convolution``) with k of them on the longest path from the inputs; any
+other instruction joins the stage of the last contraction it depends on (element-wise
+epilogues stay with their contraction, and the narrowed result crosses to the next
+stage) or, when it depends on none, the earliest stage that uses it (a prologue). Values that cross stages go through HBM; instructions that read no parameter
+(constants and their broadcasts) are copied into every stage that uses them. Each
+stage is compiled as a kernel of its own, straight-line or in loops, and the
+programs run in sequence (superopt.sequence). Fusing stages over equal strip
+dimensions, so intermediates stay on chip (Axon §4.5), is not built.
+"""
+from __future__ import annotations
+
+import time
+
+from ..compile import CompileError, CompileOptions, CompileResult
+from ..ir.graph import Computation, Instruction, Module
+from ..ir.types import TensorType, TupleType
+from ..target import TargetDef
+from .sequence import Part, Plan, compile_plan
+
+CONTRACTIONS = frozenset({"dot", "convolution"})
+
+
+def stage_numbers(comp: Computation) -> dict[str, int]:
+    """Stage (1, 2, ...) of each instruction the root depends on; parameters and
+    instructions that read no parameter have none (every stage may read them)."""
+    order = _topological(comp)
+    reads_input: dict[str, bool] = {}
+    depth: dict[str, int] = {}
+    for n in order:
+        ins = comp[n]
+        reads_input[n] = ins.opcode == "parameter" or any(reads_input[o] for o in ins.operands)
+        d = max([depth.get(o, 0) for o in ins.operands], default=0)
+        depth[n] = d + 1 if ins.opcode in CONTRACTIONS and reads_input[n] else d
+    users: dict[str, list[str]] = {n: [] for n in order}
+    for n in order:
+        for o in comp[n].operands:
+            users[o].append(n)
+    stage: dict[str, int] = {}
+    for n in reversed(order):
+        ins = comp[n]
+        if ins.opcode == "parameter" or not reads_input[n]:
+            continue
+        if depth[n] or n == comp.root:
+            stage[n] = max(1, depth[n])  # with the last contraction it depends on (an epilogue)
+        else:  # reads only parameters: with its first use (a prologue)
+            stage[n] = min(stage[u] for u in users[n])
+    return stage
+
+
+def stage_plan(module: Module) -> Plan | None:
+    """The kernel as stages in sequence, or None when it has one stage (or a tuple root,
+    or parameters that are not tensors)."""
+    comp = module.entry_computation
+    params = sorted(comp.parameters, key=lambda p: p.attrs["parameter_number"])
+    if not isinstance(module.result_type, TensorType) or \
+            any(not isinstance(p.type, TensorType) for p in params):
+        return None
+    stage = stage_numbers(comp)
+    last = max(stage.values(), default=1)
+    if last <= 1:
+        return None
+    order = _topological(comp)
+    types: list[TensorType] = [p.type for p in params] + [module.result_type]
+    tensor_of: dict[str, int] = {p.name: p.attrs["parameter_number"] for p in params}
+    tensor_of[comp.root] = len(params)
+    parts = []
+    for k in range(1, last + 1):
+        members = [n for n in order if stage.get(n) == k]
+        outputs = [n for n in members if n == comp.root or any(stage.get(u, 0) > k for u in _users(comp, n))]
+        for n in outputs:
+            if n not in tensor_of:
+                tensor_of[n] = len(types)
+                types.append(comp[n].type)
+        module_k, reads = _stage_module(module, comp, k, members, outputs, stage, order)
+        parts.append(Part(module_k, tuple(tensor_of[n] for n in reads), tuple(tensor_of[n] for n in outputs)))
+    return Plan("stage", tuple(parts), tuple(types), len(params), (len(params),))
+
+
+def _stage_module(module: Module, comp: Computation, k: int, members: list[str], outputs: list[str],
+                  stage: dict[str, int], order: list[str]) -> tuple[Module, list[str]]:
+    """Stage k as a kernel, and the values its parameters are (in parameter order):
+    the kernel's parameters it reads, then the earlier stages' values."""
+    inside = set(members)
+    todo = [o for n in members for o in comp[n].operands if o not in inside]
+    kernel_params, earlier = set(), set()
+    while todo:  # what the stage reads: parameters, earlier values, and the constants it copies
+        n = todo.pop()
+        if n in inside:
+            continue
+        if comp[n].opcode == "parameter":
+            kernel_params.add(n)
+        elif n in stage:
+            earlier.add(n)
+        else:
+            inside.add(n)
+            todo += comp[n].operands
+    reads = sorted(kernel_params, key=lambda n: comp[n].attrs["parameter_number"])
+    reads += [n for n in order if n in earlier]
+    body = [Instruction(n, "parameter", comp[n].type, (), {"parameter_number": j}, comp[n].loc)
+            for j, n in enumerate(reads)]
+    body += [comp[n] for n in order if n in inside]
+    root = outputs[0]
+    if len(outputs) > 1:
+        root = f"stage{k}.outputs"
+        body.append(Instruction(root, "tuple", TupleType(tuple(comp[n].type for n in outputs)), tuple(outputs)))
+    entry = Computation(comp.name, body, root, comp.loc)
+    computations = {**module.computations, comp.name: entry}
+    return Module(f"{module.name}.stage{k - 1}", computations, module.entry, module.loc), reads
+
+
+def _users(comp: Computation, name: str) -> list[str]:
+    return [u.name for u in comp.users(name)]
+
+
+def _topological(comp: Computation) -> list[str]:
+    """The instructions the root depends on, operands first."""
+    order: list[str] = []
+    seen: set[str] = set()
+    stack: list[tuple[str, bool]] = [(comp.root, False)]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            order.append(n)
+            continue
+        if n in seen:
+            continue
+        seen.add(n)
+        stack.append((n, True))
+        stack += [(o, False) for o in reversed(comp[n].operands) if o not in seen]
+    return order
+
+
+def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
+    """The whole kernel (straight-line or in loops) within ``direct_share`` of the time
+    when it has several stages, else its stages in sequence."""
+    from .tiled import compile_tiled
+
+    plan = stage_plan(module)
+    if plan is None:
+        return compile_tiled(target, module, opts, deadline)
+    t0 = time.perf_counter()
+    try:
+        return compile_tiled(target, module, opts, t0 + opts.direct_share * max(0.0, deadline - t0))
+    except CompileError as err:
+        try:
+            return compile_plan(target, module, plan, _compile_stage, opts, deadline)
+        except CompileError as why:
+            raise CompileError(f"{err.message}\n  in stages: {why.message}", err.loc or why.loc) from None
+
+
+def _compile_stage(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
+    from .outputs import compile_outputs, several_outputs
+    from .tiled import compile_tiled
+
+    if several_outputs(module):
+        return compile_outputs(target, module, opts, deadline)
+    return compile_tiled(target, module, opts, deadline)

@@ -1,0 +1,120 @@
+"""Kernels cut into stages at their contractions and compiled as programs in sequence
+(superopt.stages over superopt.sequence)."""
+from __future__ import annotations
+
+import pathlib
+import time
+
+import numpy as np
+import pytest
+
+from runtime_skeleton.compile import CompileError, CompileOptions, compile_module, load_kernel, verify
+from runtime_skeleton.fuzz.gen import random_kernel
+from runtime_skeleton.reference import evaluate
+from runtime_skeleton.reference.npz_io import random_inputs
+from runtime_skeleton.superopt.sequence import compile_plan
+from runtime_skeleton.superopt.stages import _compile_stage, stage_numbers, stage_plan
+
+from generated.gemmini import TARGET as GEMMINI
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def two_layers(m: int, k: int, h: int, n: int) -> str:
+    """An int8 MLP of two layers: relu(x.W1 + b1) saturated to int8, then .W2."""
+    return f"""HloModule mlp2
+ENTRY main {{
+  x = s8[{m},{k}]{{1,0}} parameter(0)
+  w1 = s8[{k},{h}]{{1,0}} parameter(1)
+  b1 = s32[{h}]{{0}} parameter(2)
+  w2 = s8[{h},{n}]{{1,0}} parameter(3)
+  d = s32[{m},{h}]{{1,0}} dot(x, w1), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  bb = s32[{m},{h}]{{1,0}} broadcast(b1), dimensions={{1}}
+  s = s32[{m},{h}]{{1,0}} add(d, bb)
+  lo = s32[] constant(0)
+  hi = s32[] constant(127)
+  c = s32[{m},{h}]{{1,0}} clamp(lo, s, hi)
+  act = s8[{m},{h}]{{1,0}} convert(c)
+  ROOT y = s32[{m},{n}]{{1,0}} dot(act, w2), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}}
+"""
+
+
+def run_plan(plan, inputs):
+    """The plan's parts evaluated one after the other by the reference interpreter."""
+    tensors = dict(enumerate(inputs))
+    for part in plan.parts:
+        got = evaluate(part.module, [tensors[i] for i in part.reads])
+        tensors.update(zip(part.writes, got))
+    return [tensors[i] for i in plan.outputs]
+
+
+def test_stages_follow_the_contractions():
+    comp = load_kernel(two_layers(16, 16, 16, 16)).entry_computation
+    stage = stage_numbers(comp)
+    assert stage == {"d": 1, "bb": 1, "s": 1, "c": 1, "act": 1, "y": 2}  # epilogue with its dot, no stage for lo/hi
+    plan = stage_plan(load_kernel(two_layers(16, 16, 16, 16)))
+    assert [p.reads for p in plan.parts] == [(0, 1, 2), (3, 5)]  # stage 2 reads w2 and act (tensor 5)
+    assert [p.writes for p in plan.parts] == [(5,), (4,)] and plan.outputs == (4,)
+
+
+@pytest.mark.parametrize("source", ["gemm_i8_bias_requant", "gemmini_apb_times_c", "gemmini_ab_plus_ac"])
+def test_contractions_side_by_side_are_one_stage(source):
+    assert stage_plan(load_kernel(ROOT / f"examples/kernels/{source}.hlo")) is None
+
+
+@pytest.mark.parametrize("source", ["gemmini_abc", "gemmini_abcd", "gemmini_abc_plus_a", "gemmini_abc_plus_d",
+                                    "attention_f32"])
+def test_stages_in_sequence_compute_the_kernel(source):
+    module = load_kernel(ROOT / f"examples/kernels/{source}.hlo")
+    plan = stage_plan(module)
+    assert plan is not None and len(plan.parts) >= 2
+    x = random_inputs(module.parameter_types, 5)
+    for got, want in zip(run_plan(plan, x), evaluate(module, x)):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("target", ["gemmini", "amx"])
+def test_fuzz_kernels_in_stages_compute_the_kernel(target):
+    """Random DAGs: a stage never reads a value a later stage makes, and the stages in
+    sequence compute what the kernel does."""
+    staged = 0
+    for seed in range(30):
+        module = load_kernel(random_kernel(target, seed, max_nodes=60))
+        plan = stage_plan(module)
+        if plan is None:
+            assert max(stage_numbers(module.entry_computation).values(), default=1) <= 1
+            continue
+        staged += 1
+        made = set(range(plan.n_inputs))
+        for part in plan.parts:
+            assert set(part.reads) <= made
+            made |= set(part.writes)
+        x = random_inputs(module.parameter_types, seed)
+        for got, want in zip(run_plan(plan, x), evaluate(module, x)):
+            np.testing.assert_array_equal(got, want)
+    assert staged >= 5
+
+
+def test_two_layers_compile_as_two_loop_nests():
+    module = load_kernel(two_layers(16, 32, 32, 16))
+    res = compile_plan(GEMMINI, module, stage_plan(module), _compile_stage, CompileOptions(deterministic=True),
+                       time.perf_counter() + 120)
+    assert res.part_kind == "stage" and len(res.parts) == 2
+    assert res.describe_loops().startswith("stage 0: i0<2 over tiles") and "stage 1: " in res.describe_loops()
+    assert [d.name for d in res.program.inputs] == ["arg0", "arg1", "arg2", "arg3"]
+    assert res.program.executed() == sum(p.program.executed() for p in res.parts)
+    assert verify(GEMMINI, res, seeds=(0, 1, 2)) == []
+
+
+def test_a_stage_no_instruction_computes_is_named():
+    text = two_layers(16, 16, 16, 16).replace("add(d, bb)", "remainder(d, bb)")
+    with pytest.raises(CompileError, match="in stages: stage 0: .*remainder"):
+        compile_module(GEMMINI, load_kernel(text), CompileOptions(timeout=8))
+
+
+@pytest.mark.slow
+def test_compile_falls_back_to_stages():
+    """The whole two-layer kernel gets no program in its share of the time; its stages do."""
+    res = compile_module(GEMMINI, load_kernel(two_layers(64, 64, 32, 16)), CompileOptions(timeout=60))
+    assert res.part_kind == "stage" and verify(GEMMINI, res) == []
