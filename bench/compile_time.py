@@ -12,9 +12,10 @@ Default kernels: the 12 Gemmini evaluation kernels on gemmini.
 --large [N ...] instead times large kernels on amx: random DAGs of AVX-512 vector operators
 of N nodes each (bench/large_kernels.py; default 150 270 390, Act Fig. 21's sizes).
 
---fuzz N instead times N random kernels from runtime_skeleton.fuzz.random_kernel
-(seeds --seed .. --seed+N-1, at most --max-nodes nodes) on gemmini; kernels the backend
-cannot compile are counted separately (with their reasons) and left out of the medians.
+--fuzz N instead times N random kernels drawn as the fuzz command draws them (the
+operators the backend compiles alone, per dtype; --unfiltered: all of them; seeds --seed ..
+--seed+N-1, at most --max-nodes nodes) on gemmini; kernels the backend cannot compile are
+counted separately (with their reasons) and left out of the medians.
 
     python bench/compile_time.py [--kernels NAME ...] [--repeat 3] [--timeout 180]
     python bench/compile_time.py --fuzz 20 [--seed 0] [--max-nodes 30]
@@ -72,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fuzz", type=int, metavar="N", help="time N random fuzz kernels on gemmini instead")
     ap.add_argument("--seed", type=int, default=0, help="first fuzz seed (default 0)")
     ap.add_argument("--max-nodes", type=int, default=30, help="fuzz kernel size bound (default 30)")
+    ap.add_argument("--unfiltered", action="store_true",
+                    help="fuzz kernels of every operator in every dtype (default: those the backend compiles alone, "
+                         "as the fuzz command draws them)")
     ap.add_argument("--large", type=int, nargs="*", metavar="N",
                     help="time generated AMX vector DAGs of N nodes instead (default 150 270 390)")
     args = ap.parse_args(argv)
@@ -87,16 +91,15 @@ def main(argv: list[str] | None = None) -> int:
         print_table(f"Compile time of large kernels on amx (median of {args.repeat}; Act Fig. 21)", COLUMNS, rows,
                     right=RIGHT)
     elif args.fuzz:
-        try:
-            from runtime_skeleton import fuzz
-        except ImportError:
-            fuzz = None
-        if fuzz is None or not hasattr(fuzz, "random_kernel"):
-            ap.error("runtime_skeleton.fuzz.random_kernel is not available")
+        from runtime_skeleton import fuzz
+
         target = "gemmini"
+        drawn = target if args.unfiltered else fuzz.capable(target, say=progress)
+        if not args.unfiltered:
+            progress(f"drawing from the operators that compile alone: {fuzz.describe(drawn)}")
         ok, reasons = [], Counter()
         for seed in range(args.seed, args.seed + args.fuzz):
-            text = fuzz.random_kernel(target, seed, max_nodes=args.max_nodes)
+            text = fuzz.random_fuzz_kernel(drawn, seed, max_nodes=args.max_nodes).text
             progress(f"fuzz seed {seed}: compiling ...")
             r = time_kernel(target, text, args.repeat, args.timeout)
             progress(f"fuzz seed {seed}: " + (f"{r['seconds']:.2f} s" if r["ok"] else "unsupported"))

@@ -203,7 +203,7 @@ def _fuzz(target: TargetDef, ns: argparse.Namespace) -> int:
 
     try:
         report = fuzz(target, ns.n, ns.seed, ns.max_nodes, ns.timeout_per_kernel, ns.out, ops=ns.ops,
-                      jobs=ns.jobs)
+                      jobs=ns.jobs, probe=not ns.unfiltered)
     except ValueError as err:  # a bad --ops or --max-nodes
         raise ActgenError(str(err)) from None
     return 1 if report.failed else 0
@@ -263,6 +263,9 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
     fz.add_argument("--ops", default=None, metavar="OP,OP",
                     help="use only these of the ten operators (default all: dot,broadcast,reduce,reverse,add,"
                          "subtract,negate,minimum,maximum,clamp)")
+    fz.add_argument("--unfiltered", action="store_true",
+                    help="draw every operator in every dtype of the target; by default only the (operator, dtype) "
+                         "pairs whose one-operator kernel compiles are drawn (probed once, then cached)")
 
     def go(args: list[str] | None) -> int:
         ns = ap.parse_args(args)

@@ -250,7 +250,8 @@ def test_cli_prints_summary_and_fails_on_failure(monkeypatch, tmp_path, capsys):
         raise ZeroDivisionError("division by zero in phase 2")
 
     monkeypatch.setattr(comp, "compile_hlo", broken)
-    rc = main(TARGET, ["fuzz", "--n", "3", "--seed", "7", "--max-nodes", "12", "--out", str(tmp_path / "f")])
+    rc = main(TARGET, ["fuzz", "--n", "3", "--seed", "7", "--max-nodes", "12", "--out", str(tmp_path / "f"),
+                       "--unfiltered"])
     out = capsys.readouterr().out
     assert rc != 0
     m = SUMMARY.search(out)
@@ -259,7 +260,7 @@ def test_cli_prints_summary_and_fails_on_failure(monkeypatch, tmp_path, capsys):
 
     monkeypatch.setattr(comp, "compile_hlo", lambda target, text, opts=None, **kw: _fake_result())
     monkeypatch.setattr(comp, "verify", lambda t, r: [])
-    rc = main(TARGET, ["fuzz", "--n", "2", "--out", str(tmp_path / "g")])
+    rc = main(TARGET, ["fuzz", "--n", "2", "--out", str(tmp_path / "g"), "--unfiltered"])
     out = capsys.readouterr().out
     assert rc == 0 and SUMMARY.search(out).groups() == ("2", "2", "2", "0", "0")
     assert not (tmp_path / "g").exists()

@@ -192,10 +192,10 @@ class _Builder:
                 opts.append((8, "dot"))
         if budget >= 4:
             opts.append((3, "clamp"))
-        return [(w, o) for w, o in opts if o in self.allowed]
+        return [(w, o) for w, o in opts if o in self.allowed and (o == "dot" or self.p.can(o, dtype))]
 
     def dot_bases(self, dtype: str) -> list[str]:
-        return [b for b in self.p.dtypes if self.p.acc(b) == dtype]
+        return [b for b in self.p.dtypes if self.p.acc(b) == dtype and self.p.can("dot", b)]
 
     def split(self, budget: int) -> int:
         """Budget for the first of two operands; the second gets what it leaves."""
@@ -219,8 +219,8 @@ class _Builder:
             x = self.value(dtype, shape, budget - 3)
             clo, chi = self.scalar(dtype, lo), self.scalar(dtype, hi)
             return self.emit(op, dtype, shape, f"clamp({clo.name}, {x.name}, {chi.name})")
-        if op == "broadcast":
-            drop = self.d.integer(0, len(shape) - 1)
+        if op == "broadcast":  # a probed profile draws what its probe tried: repeating the minor dimensions
+            drop = self.d.integer(0, len(shape) - 1) if self.p.ops is None else 0
             src = shape[:drop] + shape[drop + 1:]
             x = self.value(dtype, src, budget - 1)
             dims = ",".join(str(i) for i in range(len(shape)) if i != drop)
@@ -239,9 +239,10 @@ class _Builder:
         if op == "dot":
             base = self.choice(self.dot_bases(dtype))
             (m, n), k = shape, self.dim()
-            variant = self.weighted([(7, "mk"), (1, "km")])
+            probed = self.p.ops is not None  # draws what the probe tried: no transposed operands
+            variant = "mk" if probed else self.weighted([(7, "mk"), (1, "km")])
             lhs_shape, lc = ((m, k), 1) if variant == "mk" else ((k, m), 0)
-            variant = self.weighted([(7, "kn"), (1, "nk")])
+            variant = "kn" if probed else self.weighted([(7, "kn"), (1, "nk")])
             rhs_shape, rc = ((k, n), 0) if variant == "kn" else ((n, k), 1)
             a = self.value(base, lhs_shape, self.split(budget - 1))
             b = self.value(base, rhs_shape, budget - 1 - (self.count - start))
@@ -252,8 +253,7 @@ class _Builder:
     # ---------------------------------------------------------------- the kernel
     def kernel(self, min_nodes: int, max_nodes: int, name: str) -> FuzzKernel:
         total = self.d.integer(min_nodes, max_nodes)
-        sums = sorted({self.p.acc(b) for b in self.p.dtypes})  # dtypes a dot can produce
-        dtype = self.choice(sums) if self.chance(70) else self.choice(list(self.p.dtypes))
+        dtype = self.root_dtype()
         shape = (self.dim(), self.dim())
         root = self.value(dtype, shape, total)
         outputs = 1
@@ -263,14 +263,33 @@ class _Builder:
                 other = self.value(dtype, shape, left - 1)
                 root = self.emit("add", dtype, shape, f"add({root.name}, {other.name})")
                 outputs += 1
-            elif "negate" in self.allowed:  # one node left
+            elif (last := self.last_node(dtype)) == "negate":  # one node left
                 root = self.emit("negate", dtype, shape, f"negate({root.name})")
-            elif "reverse" in self.allowed:
+            elif last == "reverse":
                 dims = ",".join(map(str, range(len(shape))))
                 root = self.emit("reverse", dtype, shape, f"reverse({root.name}), dimensions={{{dims}}}")
             else:  # the output joined with itself
                 root = self.emit("add", dtype, shape, f"add({root.name}, {root.name})")
         return FuzzKernel(self.text(root, name), self.count, self.ops, len(self.params), outputs)
+
+    def usable(self, op: str, dtype: str) -> bool:
+        return op in self.allowed and self.p.can(op, dtype)
+
+    def last_node(self, dtype: str) -> str:
+        """The operator that spends a last single node on the output: negate, reverse or
+        an add of the output to itself, the first the profile draws in this dtype (else
+        the first allowed)."""
+        order = ("negate", "reverse", "add")
+        return next((o for o in order if self.usable(o, dtype)), None) or \
+            next((o for o in order[:2] if o in self.allowed), "add")
+
+    def root_dtype(self) -> str:
+        """Mostly what a dot produces; among the dtypes whose outputs can be joined by
+        add when the profile says which can (else among all)."""
+        dtypes = list(self.p.dtypes)
+        joinable = [t for t in dtypes if self.p.can("add", t)] or dtypes
+        sums = sorted({self.p.acc(b) for b in dtypes if self.p.can("dot", b)} & set(joinable))
+        return self.choice(sums) if sums and self.chance(70) else self.choice(joinable)
 
     def text(self, root: _Value, name: str) -> str:
         params = ", ".join(_type(p.dtype, p.shape) for p in self.params)
@@ -294,7 +313,7 @@ def _bounds(min_nodes: int | None, max_nodes: int | None) -> tuple[int, int]:
     return max(1, min(lo, hi)), hi
 
 
-def _ops(ops: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
+def chosen_ops(ops: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
     """The operators to use: all ten, or a subset (a sequence or "dot,add")."""
     if ops is None:
         return OPS
@@ -311,7 +330,7 @@ def generate(target: TargetDef | str | Profile, draw: Draw, max_nodes: int | Non
     """One kernel from the draws (the shared core of random_kernel and kernels)."""
     prof = target if isinstance(target, Profile) else profile(target)
     lo, hi = _bounds(min_nodes, max_nodes)
-    return _Builder(prof, draw, _ops(ops)).kernel(lo, hi, name)
+    return _Builder(prof, draw, chosen_ops(ops)).kernel(lo, hi, name)
 
 
 def random_fuzz_kernel(target: TargetDef | str | Profile, seed: int, max_nodes: int | None = None,
@@ -332,7 +351,7 @@ def kernels(target: TargetDef | str | Profile, max_nodes: int | None = None, min
 
     prof = target if isinstance(target, Profile) else profile(target)
     lo, hi = _bounds(min_nodes, max_nodes)
-    allowed = _ops(ops)
+    allowed = chosen_ops(ops)
 
     @st.composite
     def _kernel(draw):  # noqa: ANN001, ANN202

@@ -36,9 +36,13 @@ class Profile:
     accumulators: dict  # dtype -> dtype a dot of two such tensors produces
     dims: tuple[int, ...]  # tile-friendly extents, sorted
     max_elements: int = MAX_ELEMENTS
+    ops: frozenset | None = None  # (operator, dtype) pairs to draw (dot: its operands' dtype); None: all
 
     def acc(self, dtype: str) -> str:
         return self.accumulators.get(dtype, dtype)
+
+    def can(self, op: str, dtype: str) -> bool:
+        return self.ops is None or (op, dtype) in self.ops
 
 
 def resolve_target(target: TargetDef | str) -> TargetDef:

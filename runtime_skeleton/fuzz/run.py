@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ActgenError, EvalError, HloError
 from ..target import TargetDef
-from .gen import random_fuzz_kernel
+from .gen import chosen_ops, random_fuzz_kernel
 from ..superopt.parallel import package_name
 from .profile import resolve_target
 
@@ -60,6 +60,7 @@ class FuzzReport:
     target: str
     outcomes: list[Outcome] = field(default_factory=list)
     seconds: float = 0.0
+    drawn: str = ""  # the (operator, dtype) pairs drawn from, when probed
 
     @property
     def n(self) -> int:
@@ -146,7 +147,7 @@ def categorize(message: str) -> str:
     return _leading(text)
 
 
-def _is_refusal(err: BaseException) -> bool:
+def is_refusal(err: BaseException) -> bool:
     """A reasoned 'cannot' from the compiler, as opposed to a bug."""
     from ..alloc.allocate import AllocationFailed
     from ..compile import CompileError
@@ -167,7 +168,7 @@ def classify(error: BaseException | None = None, problems: list[str] | None = No
     if error is not None:
         if isinstance(error, HardTimeout):
             return UNSUPPORTED, "timeout"
-        if stage == "compile" and _is_refusal(error):
+        if stage == "compile" and is_refusal(error):
             return UNSUPPORTED, categorize(getattr(error, "message", str(error)))
         if isinstance(error, HloError):
             return FAILED, "kernel rejected by the HLO parser"
@@ -241,13 +242,15 @@ def check_kernel(target: TargetDef | str, text: str, seed: int = 0, timeout: flo
 
 
 def save_failure(out_dir: str | pathlib.Path, target: str, seed: int, text: str, outcome: Outcome,
-                 max_nodes: int | None = None, ops=None) -> pathlib.Path:  # noqa: ANN001
+                 max_nodes: int | None = None, ops=None, probe: bool = True) -> pathlib.Path:  # noqa: ANN001
     path = pathlib.Path(out_dir)
     path.mkdir(parents=True, exist_ok=True)
     path = path / f"fuzz_{seed}.hlo"
     how = f" --max-nodes {max_nodes}" if max_nodes is not None else ""
     if ops is not None:
         how += " --ops " + (ops if isinstance(ops, str) else ",".join(ops))
+    if not probe:
+        how += " --unfiltered"
     head = [f"// fuzz failure: target {target}, seed {seed}, {outcome.category}",
             f"// reproduce: python -m generated.{target} fuzz --n 1 --seed {seed}{how}",
             f"//   or: python -m generated.{target} compile {path.name} -o /tmp/{path.stem}.s --verify --deterministic"]
@@ -265,43 +268,57 @@ def _progress(log: Callable[[str], None] | None, quiet: bool):  # noqa: ANN202
 
 def _draw_and_check(job: tuple) -> tuple[str, Outcome]:
     """One fuzz kernel: (its text, its outcome). A module-level function, for worker processes."""
-    target, s, max_nodes, min_nodes, ops, timeout = job
-    k = random_fuzz_kernel(resolve_target(target), s, max_nodes, min_nodes, ops)
+    target, prof, s, max_nodes, min_nodes, ops, timeout = job
+    k = random_fuzz_kernel(prof or resolve_target(target), s, max_nodes, min_nodes, ops)
     return k.text, check_kernel(target, k.text, s, timeout, k.nodes)
 
 
-def _outcomes(jobs: list[tuple], workers: int) -> Iterator[tuple[str, Outcome]]:
-    """The outcomes in seed order: here, or from ``workers`` processes (each compiles one
-    kernel at a time, so per-kernel time limits mean the same as in one process)."""
+def map_jobs(fn: Callable, jobs: list[tuple], workers: int) -> Iterator:
+    """``fn`` over ``jobs`` in order: here, or in ``workers`` processes (each compiles one
+    kernel at a time, so per-kernel time limits mean the same as in one process).
+    ``fn`` is a module-level function; in workers a target is passed by package name."""
     if workers <= 1:
-        yield from map(_draw_and_check, jobs)
+        yield from map(fn, jobs)
         return
     import concurrent.futures
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")  # no fork of a process that holds egglog and CP-SAT threads
     with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-        yield from pool.map(_draw_and_check, jobs)
+        yield from pool.map(fn, jobs)
 
 
 def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | None = None,
          timeout_per_kernel: float = 10.0, out_dir: str | pathlib.Path | None = "fuzz_failures",
          min_nodes: int | None = None, log: Callable[[str], None] | None = None,
-         quiet: bool = False, ops=None, jobs: int = 1) -> FuzzReport:  # noqa: ANN001
+         quiet: bool = False, ops=None, jobs: int = 1, probe: bool = False) -> FuzzReport:  # noqa: ANN001
     """Fuzz ``n`` kernels drawn from seeds seed, seed+1, ...; print one line per kernel,
     the summary line and the unsupported categories; return the report (counts).
-    ``jobs`` > 1 checks kernels in that many processes (the report is the same, in seed order)."""
+    ``jobs`` > 1 checks kernels in that many processes (the report is the same, in seed order).
+    ``probe``: draw only the (operator, dtype) pairs whose one-operator kernel compiles
+    (``capability``); else every operator in every dtype of the target."""
     t = resolve_target(target)
     say = _progress(log, quiet)
     report = FuzzReport(t.name)
     t0 = time.perf_counter()
+    prof = None
+    if probe:
+        from .capability import capable, describe
+
+        prof = capable(t, chosen_ops(ops), jobs=jobs, say=say)
+        if not prof.ops:
+            say("no operator compiles alone in any dtype: drawing every operator in every dtype")
+            prof = None
+        else:
+            report.drawn = describe(prof)
+            say(f"drawing from the operators that compile alone: {report.drawn}")
     # workers import the generated package by name; a TargetDef built elsewhere is checked here
     name = package_name(t) if jobs > 1 else None
-    work = [(name or t, seed + i, max_nodes, min_nodes, ops, timeout_per_kernel) for i in range(n)]
-    for i, (text, o) in enumerate(_outcomes(work, jobs if name else 1)):
+    work = [(name or t, prof, seed + i, max_nodes, min_nodes, ops, timeout_per_kernel) for i in range(n)]
+    for i, (text, o) in enumerate(map_jobs(_draw_and_check, work, jobs if name else 1)):
         s = seed + i
         if o.status == FAILED and out_dir is not None:
-            o.saved = str(save_failure(out_dir, t.name, s, text, o, max_nodes, ops))
+            o.saved = str(save_failure(out_dir, t.name, s, text, o, max_nodes, ops, probe))
         report.outcomes.append(o)
         detail = {VERIFIED: f"{o.instructions} instructions", UNSUPPORTED: o.category,
                   FAILED: f"{o.category}" + (f" -> {o.saved}" if o.saved else "")}[o.status]

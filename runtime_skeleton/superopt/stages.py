@@ -11,7 +11,9 @@ stage) or, when it depends on none, the earliest stage that uses it (a prologue)
 (constants and their broadcasts) are copied into every stage that uses them. Each
 stage is compiled as a kernel of its own, straight-line or in loops, and the
 programs run in sequence (superopt.sequence). Fusing stages over equal strip
-dimensions, so intermediates stay on chip (Axon §4.5), is not built.
+dimensions, so intermediates stay on chip (Axon §4.5), is not built: on Gemmini and
+AMX a contraction's result reaches another contraction's operand buffer only through
+memory (mvout and tilestored write memory), so it would save no traffic there.
 """
 from __future__ import annotations
 
