@@ -108,10 +108,10 @@ def test_gemmini_evaluation_kernels_compile_and_verify(name):
     assert verify(target("gemmini"), res) == []
 
 
-def _amx_counts(kernel):
+def _amx_counts(kernel, timeout=60.0):
     import collections
 
-    res = compile_hlo(target("amx"), ROOT / kernel)
+    res = compile_hlo(target("amx"), ROOT / kernel, timeout=timeout)
     assert verify(target("amx"), res, seeds=(0, 1, 2)) == []
     return collections.Counter(i.name for i in res.program.instructions)
 
@@ -137,8 +137,11 @@ def test_amx_outer_products_compile_into_loops(name):
 
 @pytest.mark.slow
 def test_amx_k1_is_act_table_4():
-    """oneDNN K1 (Act Table 4 and Fig. 16(c): 16 AMX instructions)."""
-    assert _amx_counts("examples/kernels/amx_k1.hlo") == {"tileloadd": 4, "tilezero": 4, "tdpbusd": 4,
+    """oneDNN K1 (Act Table 4 and Fig. 16(c): 16 AMX instructions). Phase 1 needs about
+    16 s of saturation for it on a 2-core machine, just over the straight-line attempt's
+    25% share of the default 60 s (a loop nest is found then, also verified): 120 s
+    gives the straight-line attempt 30 s."""
+    assert _amx_counts("examples/kernels/amx_k1.hlo", timeout=120.0) == {"tileloadd": 4, "tilezero": 4, "tdpbusd": 4,
                                                           "tilestored": 4}
 
 

@@ -145,3 +145,17 @@ def test_cli_fuzz_probes_then_draws_from_what_compiles(monkeypatch, tmp_path, ca
     assert "fuzz: 3 kernels, 3 compiled, 3 verified, 0 unsupported, 0 failed" in out
     kernels = texts[4:]
     assert len(kernels) == 3 and not any("negate(" in k for k in kernels)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target,ops", [("gemmini", "dot,add,broadcast"), ("amx", "add,maximum")])
+def test_bounded_probed_fuzz_compiles_and_verifies(target, ops, tmp_path):
+    """A bounded sample of what `fuzz` does by default: probe, then draw only what compiles
+    (a few operators, to keep the probing short). Nothing fails, and compiled programs are
+    really exercised: at least one kernel verifies on the simulator."""
+    from runtime_skeleton.fuzz import FAILED, fuzz
+
+    r = fuzz(target, n=4, seed=0, max_nodes=12, timeout_per_kernel=10, out_dir=tmp_path, quiet=True,
+             ops=ops, probe=True)
+    assert r.drawn and r.failed == 0, [(o.seed, o.category, o.saved) for o in r.outcomes if o.status == FAILED]
+    assert r.verified >= 1, [(o.seed, o.category) for o in r.outcomes]
