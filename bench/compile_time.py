@@ -94,8 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         from runtime_skeleton import fuzz
 
         target = "gemmini"
-        drawn = target if args.unfiltered else fuzz.capable(target, say=progress)
-        if not args.unfiltered:
+        if args.unfiltered:
+            drawn = target
+        else:
+            drawn = fuzz.capable(target, say=progress)
             progress(f"drawing from the operators that compile alone: {fuzz.describe(drawn)}")
         ok, reasons = [], Counter()
         for seed in range(args.seed, args.seed + args.fuzz):

@@ -44,7 +44,7 @@ def probe_kernel(prof: Profile, op: str, dtype: str) -> str:
     t, vec, one = _type(dtype, (1, d)), _type(dtype, (d,)), _type(dtype, (1,))
     params = [t]
     head: list[str] = []
-    if op in ("negate",):
+    if op == "negate":
         body = [f"ROOT r = {t} negate(a)"]
     elif op == "reverse":
         body = [f"ROOT r = {t} reverse(a), dimensions={{1}}"]
@@ -104,8 +104,7 @@ def capable(target: TargetDef | str, ops: tuple[str, ...] = OPS, timeout: float 
     compiles within ``timeout``. Results are cached on disk (``cache_file``) per
     target description, compiler source and timeout; ``say`` gets a progress line
     when probes run."""
-    from ..superopt.parallel import package_name
-    from .run import map_jobs
+    from .run import for_workers, map_jobs
 
     t = resolve_target(target)
     prof = profile(t)
@@ -116,8 +115,8 @@ def capable(target: TargetDef | str, ops: tuple[str, ...] = OPS, timeout: float 
         if say:
             say(f"probing which of the operators compile, per dtype: {len(todo)} one-operator kernels "
                 f"(a few seconds each; {'cached in ' + str(path.parent) if path else 'not cached'})")
-        name = package_name(t) if jobs > 1 else None  # workers import the generated package by name
-        ok = map_jobs(_compiles, [(name or t, text, timeout) for _, _, text in todo], jobs if name else 1)
+        carried, workers = for_workers(t, jobs)
+        ok = map_jobs(_compiles, [(carried, text, timeout) for _, _, text in todo], workers)
         known.update({f"{op} {dt}": bool(yes) for (op, dt, _), yes in zip(todo, ok)})
         _store(path, known)
     pairs = frozenset((op, dt) for op in ops for dt in prof.dtypes if known.get(f"{op} {dt}"))

@@ -220,7 +220,7 @@ class _Builder:
             clo, chi = self.scalar(dtype, lo), self.scalar(dtype, hi)
             return self.emit(op, dtype, shape, f"clamp({clo.name}, {x.name}, {chi.name})")
         if op == "broadcast":  # a probed profile draws what its probe tried: repeating the minor dimensions
-            drop = self.d.integer(0, len(shape) - 1) if self.p.ops is None else 0
+            drop = 0 if self.p.probed else self.d.integer(0, len(shape) - 1)
             src = shape[:drop] + shape[drop + 1:]
             x = self.value(dtype, src, budget - 1)
             dims = ",".join(str(i) for i in range(len(shape)) if i != drop)
@@ -239,7 +239,7 @@ class _Builder:
         if op == "dot":
             base = self.choice(self.dot_bases(dtype))
             (m, n), k = shape, self.dim()
-            probed = self.p.ops is not None  # draws what the probe tried: no transposed operands
+            probed = self.p.probed  # draws what the probe tried: no transposed operands
             variant = "mk" if probed else self.weighted([(7, "mk"), (1, "km")])
             lhs_shape, lc = ((m, k), 1) if variant == "mk" else ((k, m), 0)
             variant = "kn" if probed else self.weighted([(7, "kn"), (1, "nk")])

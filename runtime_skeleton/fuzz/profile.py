@@ -41,8 +41,13 @@ class Profile:
     def acc(self, dtype: str) -> str:
         return self.accumulators.get(dtype, dtype)
 
+    @property
+    def probed(self) -> bool:
+        """Restricted to what probes compiled (which also fixes the forms drawn to the probes')."""
+        return self.ops is not None
+
     def can(self, op: str, dtype: str) -> bool:
-        return self.ops is None or (op, dtype) in self.ops
+        return not self.probed or (op, dtype) in self.ops
 
 
 def resolve_target(target: TargetDef | str) -> TargetDef:

@@ -273,6 +273,13 @@ def _draw_and_check(job: tuple) -> tuple[str, Outcome]:
     return k.text, check_kernel(target, k.text, s, timeout, k.nodes)
 
 
+def for_workers(t: TargetDef, jobs: int) -> tuple[TargetDef | str, int]:
+    """The target as jobs carry it, and how many worker processes to use: workers import
+    the generated package by name; a TargetDef built elsewhere is checked here, in one process."""
+    name = package_name(t) if jobs > 1 else None
+    return (name or t), (jobs if name else 1)
+
+
 def map_jobs(fn: Callable, jobs: list[tuple], workers: int) -> Iterator:
     """``fn`` over ``jobs`` in order: here, or in ``workers`` processes (each compiles one
     kernel at a time, so per-kernel time limits mean the same as in one process).
@@ -312,10 +319,9 @@ def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | N
         else:
             report.drawn = describe(prof)
             say(f"drawing from the operators that compile alone: {report.drawn}")
-    # workers import the generated package by name; a TargetDef built elsewhere is checked here
-    name = package_name(t) if jobs > 1 else None
-    work = [(name or t, prof, seed + i, max_nodes, min_nodes, ops, timeout_per_kernel) for i in range(n)]
-    for i, (text, o) in enumerate(map_jobs(_draw_and_check, work, jobs if name else 1)):
+    carried, workers = for_workers(t, jobs)
+    work = [(carried, prof, seed + i, max_nodes, min_nodes, ops, timeout_per_kernel) for i in range(n)]
+    for i, (text, o) in enumerate(map_jobs(_draw_and_check, work, workers)):
         s = seed + i
         if o.status == FAILED and out_dir is not None:
             o.saved = str(save_failure(out_dir, t.name, s, text, o, max_nodes, ops, probe))
