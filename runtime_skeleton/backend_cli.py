@@ -122,6 +122,8 @@ def _compare_with_reference(kernel: str, module: Module, inputs: list[np.ndarray
 def _isel(target: TargetDef, ns: argparse.Namespace) -> int:
     from .hlo import parse_file
     from .isel.dot import egraph_dot, pii_graph_dot
+    from .ir.inline import inline_calls
+    from .isel.obstacles import obstacles, refusal
     from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph
 
     module = parse_file(ns.kernel)
@@ -144,7 +146,8 @@ def _isel(target: TargetDef, ns: argparse.Namespace) -> int:
     if ns.egraph_dot:
         pathlib.Path(ns.egraph_dot).write_text(egraph_dot(sel.eg.view))
     if shown == 0:
-        raise NoPiiGraph(sel.explain())
+        found = obstacles(target, inline_calls(module))
+        raise NoPiiGraph(refusal(target, found), found[0].loc) if found else NoPiiGraph(sel.explain())
     return 0
 
 

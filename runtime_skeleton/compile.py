@@ -26,6 +26,7 @@ from .hlo import parse_file, parse_module
 from .ir.graph import Module
 from .ir.inline import inline_calls
 from .isel.extract import PiiGraph
+from .isel.obstacles import obstacles, refusal
 from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph
 from .layout import byte_size
 from .sim.cost import cycles
@@ -195,12 +196,15 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
     and one whose contractions feed contractions stage by stage (superopt.stages)."""
     opts = opts or CompileOptions()
     deadline = time.perf_counter() + opts.timeout
+    inlined = inline_calls(module)
+    found = obstacles(target, inlined)
+    if found:
+        raise CompileError(refusal(target, found), found[0].loc)
     if not opts.tiling:
         return compile_direct(target, module, opts, deadline)
     from .superopt.outputs import compile_outputs, several_outputs
     from .superopt.stages import compile_staged
 
-    inlined = inline_calls(module)
     if several_outputs(inlined):
         res = compile_outputs(target, inlined, opts, deadline)
     else:

@@ -107,9 +107,11 @@ def test_two_layers_compile_as_two_loop_nests():
     assert verify(GEMMINI, res, seeds=(0, 1, 2)) == []
 
 
-def test_a_stage_no_instruction_computes_is_named():
-    text = two_layers(16, 16, 16, 16).replace("add(d, bb)", "remainder(d, bb)")
-    with pytest.raises(CompileError, match="in stages: stage 0: .*remainder"):
+def test_a_stage_that_does_not_compile_is_named():
+    # Gemmini subtracts no s32 values; subtract is an operator the rules rewrite (into
+    # add and negate), so it is not refused before the search (tests/test_obstacles.py)
+    text = two_layers(16, 16, 16, 16).replace("add(d, bb)", "subtract(d, bb)")
+    with pytest.raises(CompileError, match="in stages: stage 0: "):
         compile_module(GEMMINI, load_kernel(text), CompileOptions(timeout=8))
 
 

@@ -68,6 +68,17 @@ VALUE_ROOTS = frozenset({
     "parameter", "input", "constant", "copy", "convert", "bitcast-convert", "reshape", "transpose",
     "broadcast", "slice", "concatenate", "dot", "reduce",
 })
+# Every operator the rules name, in a pattern below a root or in a result
+# (tests/test_obstacles.py checks it against the string constants of the rules' code).
+# The rules carry any other operator whole: ``_moved`` rebuilds it over moved operands and
+# the splits cut it into pieces of itself, but none matches it below a root or removes it
+# (isel/obstacles.py builds on that).
+NAMED_OPS = frozenset({
+    "add", "and", "bitcast-convert", "broadcast", "clamp", "compare", "concatenate", "constant",
+    "convert", "copy", "divide", "dot", "iota", "maximum", "minimum", "multiply", "negate", "or",
+    "pad", "reduce", "reshape", "reverse", "select", "shift-left", "shift-right-logical", "slice",
+    "subtract", "transpose", "xor",
+})
 MAX_CONSTANT_ELEMENTS = 1 << 20
 GLUE_OPS = frozenset({"constant", "slice", "concatenate"})
 # Exact, except that a float dot's value may differ in the order the matmul sums

@@ -1,0 +1,135 @@
+"""Operators a target can never compute: the kernel is refused before the search, with why.
+
+Phase 1 reaches instructions only by rewriting. Take an operator that
+
+- no instruction's semantics uses (``phase1.target_ops``),
+- no rule kept for the target is rooted at (Appendix C.2 filtered it out: nothing it
+  could become leads to an instruction), and
+- no rule names (``axioms.NAMED_OPS``: every operator a rule matches or builds).
+
+The rules then only ever carry its nodes whole: they push views and splits through it
+(``axioms._moved`` rebuilds the same operator), copy it, store and reload it. A pii graph
+holds only instructions, so a kernel whose result depends on such a node's value has no
+pii graph, however long phase 1 runs. Two things could still remove the node, and both
+are ruled out before refusing:
+
+- its value is a compile-time constant (extraction folds constant classes into the
+  constant section, Act Fig. 17): only nodes that depend on a kernel input count;
+- the rules drop it as irrelevant (a slice of a concatenation that misses it, max(x,
+  min(x, y))): the reference interpreter replaces the node's value by two different
+  random tensors on the same random inputs, and the node counts only if the outputs
+  differ.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ActgenError, SourceLoc
+from ..ir.graph import Computation, Instruction, Module
+from ..ir.ops import ALL_OPS
+from ..ir.types import TensorType
+from ..reference import evaluate
+from ..reference.npz_io import random_inputs
+from ..target import TargetDef
+from .axioms import NAMED_OPS
+from .phase1 import default_rules, target_ops
+from .rules import ANY
+
+GLUE = frozenset({"parameter", "tuple", "get-tuple-element", "call"})  # the IR's plumbing, not values
+MAX_CHECKS = 8  # dependence checks per kernel (each evaluates it twice)
+
+
+@dataclass(frozen=True)
+class Obstacle:
+    opcode: str
+    name: str
+    type: TensorType
+    loc: SourceLoc | None
+
+    def __str__(self) -> str:
+        where = f"line {self.loc.line}" if self.loc else "no location"
+        return f"{self.opcode} '{self.name}' ({self.type}, {where})"
+
+
+def unreachable_ops(target: TargetDef) -> frozenset[str]:
+    """Operators no rewrite brings to one of ``target``'s instructions (see the module doc)."""
+    rules, patterns = default_rules(target)
+    rooted = set().union(*(r.roots for r in rules)) - {ANY}
+    return ALL_OPS - NAMED_OPS - target_ops(patterns) - rooted - GLUE
+
+
+def obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
+    """The nodes of ``module``'s entry computation (calls inlined beforehand) whose
+    operator ``target`` can never compute and on whose value the result depends: one per
+    operator, in program order."""
+    comp = module.entry_computation
+    blocked = unreachable_ops(target)
+    variable = _input_dependent(comp)
+    found: dict[str, Obstacle] = {}
+    checks = 0
+    for inst in comp.instructions:
+        if inst.opcode not in blocked or inst.opcode in found or inst.name not in variable:
+            continue
+        if checks == MAX_CHECKS:
+            break
+        checks += 1
+        if isinstance(inst.type, TensorType) and _result_depends_on(module, inst):
+            found[inst.opcode] = Obstacle(inst.opcode, inst.name, inst.type, inst.loc)
+    return list(found.values())
+
+
+def refusal(target: TargetDef, found: list[Obstacle]) -> str:
+    """Why ``target`` cannot run a kernel with these obstacles (located at the first)."""
+    ops = ", ".join(sorted({o.opcode for o in found}))
+    return (f"{target.name} cannot run this kernel: its result depends on " + "; ".join(map(str, found))
+            + f", and no {target.name} instruction computes {ops}, nor does any rewrite rule lead from "
+            + ("it" if len(found) == 1 else "them") + " to an operator one does")
+
+
+def _input_dependent(comp: Computation) -> set[str]:
+    """Names of the instructions whose value depends on a kernel input (the others are
+    compile-time constants)."""
+    out: set[str] = set()
+    for inst in _in_order(comp):
+        if inst.opcode == "parameter" or any(o in out for o in inst.operands):
+            out.add(inst.name)
+    return out
+
+
+def _in_order(comp: Computation) -> list[Instruction]:
+    done: set[str] = set()
+    order: list[Instruction] = []
+    for top in comp.instructions:
+        stack = [(top.name, False)]
+        while stack:
+            n, ready = stack.pop()
+            if n in done:
+                continue
+            if ready:
+                done.add(n)
+                order.append(comp[n])
+            else:
+                stack.append((n, True))
+                stack += [(o, False) for o in comp[n].operands if o not in done]
+    return order
+
+
+def _result_depends_on(module: Module, inst: Instruction) -> bool:
+    """Do the kernel's outputs change when ``inst``'s value is replaced by other random
+    values (the inputs kept)? An evaluation error counts as no."""
+    comp = module.entry_computation
+    params = comp.parameters
+    cut = Instruction(inst.name, "parameter", inst.type, (), {"parameter_number": len(params)}, inst.loc)
+    body = [cut if i.name == inst.name else i for i in comp.instructions]
+    entry = Computation(comp.name, body, comp.root, comp.loc)
+    cut_module = dataclasses.replace(module, computations={**module.computations, comp.name: entry})
+    inputs = random_inputs([p.type for p in params], 0)
+    try:
+        outs = [evaluate(cut_module, inputs + random_inputs([inst.type], seed)) for seed in (1, 2)]
+    except ActgenError:
+        return False
+    return any(a.tobytes() != b.tobytes() for a, b in zip(*outs)) or \
+        any(np.asarray(a).shape != np.asarray(b).shape for a, b in zip(*outs))
