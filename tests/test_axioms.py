@@ -234,6 +234,12 @@ def _():
             rs(rs(P(0, "bf16", 2, 3, 4), 6, 4), 4, 6)]
 
 
+@cases("vector-as-row")
+def _():
+    return [op("add", P(0, "s32", 16), P(1, "s32", 16)), op("negate", P(0, "f32", 7)),
+            bcast(P(0, "bf16"), 5)]
+
+
 @cases("reshape-noop")
 def _():
     return [rs(P(0, "f32", 3, 4), 3, 4), rs(P(0, "s8", 5), 5), rs(P(0, "bf16", 1, 2, 1), 1, 2, 1)]
@@ -845,6 +851,8 @@ NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
     ("transpose-reshape", lambda: tr(rs(P(0, "f32", 2, 6), 4, 3), 1, 0)),  # groups cross: not whole
     ("broadcast-as-reshape", lambda: bcast(P(0, "f32", 4), 4, 3, dims=(0,))),  # a real broadcast
     ("broadcast-squeeze", lambda: bcast(P(0, "f32", 4), 4, 3, dims=(0,))),  # no size-1 dims
+    ("vector-as-row", lambda: op("add", P(0, "s32", 4, 3), P(1, "s32", 4, 3))),  # not a vector
+    ("vector-as-row", lambda: sl(P(0, "f32", 8), (1, 7))),  # moves data, computes nothing
     ("dot-outer-product", lambda: dot(P(0, "s32", 5, 2), P(1, "s32", 2, 4))),  # K = 2: a real sum
     ("transpose-reshape", lambda: tr(rs(P(0, "f32", 12), 3, 4), 1, 0)),  # splits one dim: moves a part
     ("bitcast-convert-splat", lambda: bc(bcast(const(1, "s32"), 4), "u8")),  # bytes 1, 0, 0, 0

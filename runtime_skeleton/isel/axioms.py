@@ -80,6 +80,7 @@ NAMED_OPS = frozenset({
     "subtract", "transpose", "xor",
 })
 MAX_CONSTANT_ELEMENTS = 1 << 20
+COMPUTED = ELEMENTWISE | {"dot", "reduce", "broadcast"}  # operators that compute values, not move them
 GLUE_OPS = frozenset({"constant", "slice", "concatenate"})
 # Exact, except that a float dot's value may differ in the order the matmul sums
 # the same products (XLA leaves that order open; the reference's BLAS picks
@@ -552,6 +553,19 @@ def reshape_reshape(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     mk = Make(view)
     for inner in view.find(node.children[0], "reshape"):
         yield mk.reshape(Class(inner.children[0]), node.type.shape)
+
+
+@axiom("vector-as-row", {ANY}, {"reshape"})
+def vector_as_row(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """x = reshape(reshape(x, [1, n]), [n]) for a computed vector x of n > 1 elements:
+    instructions work on rows ([1, n] registers, [rows, n] tiles), and reshape-elementwise
+    then moves the row view down to the operands, where loads produce it. (Vectors that
+    only move data, such as the byte chains of layouts, are left alone.)"""
+    t = node.type
+    if t.rank != 1 or t.shape[0] < 2 or not any(m.op in COMPUTED for m in view.nodes(c)):
+        return
+    mk = Make(view)
+    yield mk.reshape(mk.reshape(Class(c), [1, t.shape[0]]), [t.shape[0]])
 
 
 @axiom("reshape-noop", {"reshape"}, ())

@@ -26,7 +26,7 @@ slice-concat-distribute, concat-merge-slices, concat-single, concat-flatten,
 concat-binarize, pad-noop, slice-pad, reverse-reverse, reverse-noop,
 slice-transpose, slice-broadcast, transpose-transpose, transpose-noop,
 broadcast-noop, broadcast-broadcast, transpose-broadcast,
-transpose-elementwise, slice-elementwise, reshape-elementwise (2-D to 1-D),
+transpose-elementwise, slice-elementwise, reshape-elementwise (2-D to 1-D), vector-as-row,
 every ``<op>-split``, add-comm, multiply-comm, maximum-comm, minimum-comm,
 and-comm, or-comm, xor-comm, maximum-idem, minimum-idem, maximum-absorb, minimum-absorb, maximum-as-clamp,
 minimum-as-clamp, clamp-as-minmax, clamp-clamp, subtract-as-add-negate, negate-negate,
@@ -486,6 +486,12 @@ def _slice_elementwise() -> list[z3.BoolRef]:
     lhs = slice_(elementwise(f, lo, x, y), spec)
     return [same(lhs, elementwise(f, lo, slice_(x, spec), slice_(y, spec)), fx + fy + [slice_ok(x, spec)],
                  slice_ok(x, spec))]
+
+
+@proves("vector-as-row")
+def _vector_as_row() -> list[z3.BoolRef]:
+    x, facts = tensor("x", 1)
+    return [same(flatten2(unflatten2(x, 1, x.shape[0])), x, facts)]
 
 
 @proves("reshape-elementwise")
