@@ -147,3 +147,33 @@ def test_cp_sat_algebra_reifies_or_and_not():
     assert s.solve(m) == cp_model.OPTIMAL and s.value(x) == 7
     alg.require(alg.and_(True, x <= 5))
     assert cp_model.CpSolver().solve(m) == cp_model.INFEASIBLE
+
+
+COLUMN_TILES = """HloModule cols
+ENTRY main {
+  a = s8[16,16]{1,0} parameter(0)
+  b = s8[16,32]{1,0} parameter(1)
+  ROOT d = s32[16,32]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+
+
+def test_a_slice_read_later_keeps_only_its_bytes_live():
+    """s32[16,32] on Gemmini is two 16x16 column tiles stored with stride 128: the second
+    mvout rewrites bytes 64.. of the first store's region in place (read-modify-write)
+    while bytes 0..63 (the first tile's first row) are still to be read as part of the
+    output. With the whole first store live, no allocation exists."""
+    from runtime_skeleton.compile import CompileOptions, compile_hlo, verify
+    from runtime_skeleton.hlo import parse_module
+
+    t = target("gemmini")
+    sel = InstructionSelector(t, parse_module(COLUMN_TILES, "<cols>"))
+    g = next(g for g in sel.pii_graphs() if len(_instr(g, "mvout_acc32")) == 2)
+    order = heuristic_order(g, t)
+    ranges = live_ranges(g, order)
+    first = min(_instr(g, "mvout_acc32"), key=order.index)
+    kept = [v for v in ranges if g.nodes[v].op == "slice^H"]
+    assert kept and all(g.nodes[v].args == (first,) for v in kept)
+    assert ranges[first].end < len(order)
+    res = compile_hlo(t, COLUMN_TILES, CompileOptions(timeout=60, tiling=False, deterministic=True))
+    assert verify(t, res) == []

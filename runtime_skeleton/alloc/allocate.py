@@ -9,7 +9,8 @@ d); its extent is fixed by its type. Then
         its operand plus the offset and a concatenation's operands side by side,
   CSP3  kernel inputs and outputs at their HBM regions, constants in one
         contiguous constant section,
-  CSP4  storage owners of the same buffer with overlapping live ranges are
+  CSP4  storage (owners, and slices read after the rest of their owner is dead,
+        liveness.live_ranges) of the same buffer with overlapping live ranges is
         disjoint: a NoOverlap2D over (time, address) boxes for one-dimensional
         buffers, pairwise disjunctions for multi-dimensional ones.
 When CP-SAT proves the problem infeasible, it is solved again with one
@@ -30,7 +31,7 @@ from ..errors import ActgenError
 from ..isel.extract import PiiGraph
 from ..target import TargetDef
 from .algebra import CpSatAlgebra
-from .liveness import LiveRange, interference, live_ranges, owners
+from .liveness import LiveRange, interference, is_identity, live_ranges
 from .order import topological_orders
 
 ALIGN = 64  # bytes; where the HBM regions are hinted to start and the constant section packs
@@ -202,6 +203,35 @@ class _Problem:
                 off += -(-self.ext[v][0] // ALIGN) * ALIGN
             self.const_size = off
         self._hints(consts)
+        self._scratch_apart()
+
+    def _scratch_apart(self) -> None:
+        """HBM results that are no part of an output (scratch: a value stored to be loaded
+        again) lie outside the kernel's input and output regions, also while those are not
+        live yet: the program's accesses then each lie in one tensor or in scratch, which is
+        what sequencing and looping programs rely on (superopt.addressing.region_of)."""
+        g, hbm = self.g, self.target.hbm.name
+        part_of_output, stack = set(), list(g.outputs)
+        while stack:
+            v = stack.pop()
+            if v not in part_of_output:
+                part_of_output.add(v)
+                if is_identity(g.nodes[v]):
+                    stack += g.nodes[v].args
+        scratch = [v for v in self.ranges if g.nodes[v].is_instruction and g.nodes[v].buffer == hbm
+                   and v not in part_of_output]
+        regions = [(self.inputs[i], self._size_of_input(i)) for i in sorted(self.inputs)]
+        regions += [(self.s[o][0], self.ext[o][0]) for o in g.outputs if g.nodes[o].buffer == hbm]
+        lits = self.group("CSP3", "HBM scratch apart from the kernel's tensors")
+        for v in scratch:
+            (s,), (n,) = self.s[v], self.ext[v]
+            for start, size in regions:
+                before, after = self.m.new_bool_var(""), self.m.new_bool_var("")
+                self.m.add(s + n <= start).only_enforce_if(before)
+                self.m.add(start + size <= s).only_enforce_if(after)
+                ct = self.m.add_bool_or([before, after])
+                if lits:
+                    ct.only_enforce_if(lits)
 
     def _hints(self, consts: list[int]) -> None:
         """Inputs, outputs and the constant section packed from address 0, in that order."""
@@ -294,7 +324,6 @@ def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOption
     opts = opts or SolveOptions()
     t0 = time.perf_counter()
     ranges = {o: r for o, r in live_ranges(g, order).items() if g.nodes[o].kind != "undef"}
-    ranges = {o: r for o, r in ranges.items() if o in set(owners(g))}
     phi = interference(g, ranges)
     peak = _peak_message(g, target, ranges)
     if peak:
