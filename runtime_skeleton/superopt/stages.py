@@ -17,7 +17,9 @@ memory (mvout and tilestored write memory), so it would save no traffic there.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import Callable
 
 from ..compile import CompileError, CompileOptions, CompileResult
 from ..ir.graph import Computation, Instruction, Module
@@ -26,6 +28,7 @@ from ..target import TargetDef
 from .sequence import Part, Plan, compile_plan
 
 CONTRACTIONS = frozenset({"dot", "convolution"})
+PIECE_SHARE = 0.75  # of a piece's time, for its straight-line attempt (before loops)
 
 
 def stage_numbers(comp: Computation) -> dict[str, int]:
@@ -55,15 +58,48 @@ def stage_numbers(comp: Computation) -> dict[str, int]:
     return stage
 
 
+def piece_numbers(comp: Computation) -> dict[str, int]:
+    """Piece (1, 2, ...) of each instruction the root depends on: a piece is a tree of
+    values used once, ending at a value used more than once (or the root), numbered in
+    program order. Parameters and instructions that read no parameter have none."""
+    order = _topological(comp)
+    reads_input: dict[str, bool] = {}
+    users: dict[str, set[str]] = {n: set() for n in order}
+    for n in order:
+        ins = comp[n]
+        reads_input[n] = ins.opcode == "parameter" or any(reads_input[o] for o in ins.operands)
+        for o in ins.operands:
+            users[o].add(n)
+    computed = [n for n in order if reads_input[n] and comp[n].opcode != "parameter"]
+    ends = [n for n in computed if n == comp.root or len(users[n]) > 1]
+    piece = {n: k for k, n in enumerate(ends, start=1)}
+    for n in reversed(computed):
+        if n not in piece:
+            (u,) = users[n]
+            piece[n] = piece[u]
+    return piece
+
+
 def stage_plan(module: Module) -> Plan | None:
     """The kernel as stages in sequence, or None when it has one stage (or a tuple root,
     or parameters that are not tensors)."""
+    return grouped_plan(module, "stage", stage_numbers)
+
+
+def piece_plan(module: Module) -> Plan | None:
+    """The kernel as pieces in sequence (``piece_numbers``), or None when it is one piece."""
+    return grouped_plan(module, "piece", piece_numbers)
+
+
+def grouped_plan(module: Module, kind: str, numbers: Callable[[Computation], dict[str, int]]) -> Plan | None:
+    """The kernel as parts 1, 2, ... in sequence, part k holding the instructions
+    ``numbers`` puts in k (parts read only earlier parts); None when there is one part."""
     comp = module.entry_computation
     params = sorted(comp.parameters, key=lambda p: p.attrs["parameter_number"])
     if not isinstance(module.result_type, TensorType) or \
             any(not isinstance(p.type, TensorType) for p in params):
         return None
-    stage = stage_numbers(comp)
+    stage = numbers(comp)
     last = max(stage.values(), default=1)
     if last <= 1:
         return None
@@ -81,7 +117,7 @@ def stage_plan(module: Module) -> Plan | None:
                 types.append(comp[n].type)
         module_k, reads = _stage_module(module, comp, k, members, outputs, stage, order)
         parts.append(Part(module_k, tuple(tensor_of[n] for n in reads), tuple(tensor_of[n] for n in outputs)))
-    return Plan("stage", tuple(parts), tuple(types), len(params), (len(params),))
+    return Plan(kind, tuple(parts), tuple(types), len(params), (len(params),))
 
 
 def _stage_module(module: Module, comp: Computation, k: int, members: list[str], outputs: list[str],
@@ -140,20 +176,29 @@ def _topological(comp: Computation) -> list[str]:
 
 def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
     """The whole kernel (straight-line or in loops) within ``direct_share`` of the time
-    when it has several stages, else its stages in sequence."""
+    when it can be cut, else its stages in sequence, else its pieces (each plan tried
+    gets an even share of the time left)."""
     from .tiled import compile_tiled
 
-    plan = stage_plan(module)
-    if plan is None:
+    plans = [p for p in (stage_plan(module), piece_plan(module)) if p is not None]
+    if not plans:
         return compile_tiled(target, module, opts, deadline)
     t0 = time.perf_counter()
+    share = opts.direct_share if plans[0].kind == "stage" else 0.5
     try:
-        return compile_tiled(target, module, opts, t0 + opts.direct_share * max(0.0, deadline - t0))
+        return compile_tiled(target, module, opts, t0 + share * max(0.0, deadline - t0))
     except CompileError as err:
-        try:
-            return compile_plan(target, module, plan, _compile_stage, opts, deadline)
-        except CompileError as why:
-            raise CompileError(f"{err.message}\n  in stages: {why.message}", err.loc or why.loc) from None
+        why = [err.message]
+        for k, plan in enumerate(plans):
+            now = time.perf_counter()
+            # pieces are small: straight-line code is the likely program, so it gets most of the time
+            part_opts = opts if plan.kind == "stage" else dataclasses.replace(opts, direct_share=PIECE_SHARE)
+            try:
+                return compile_plan(target, module, plan, _compile_stage, part_opts,
+                                    now + (deadline - now) / (len(plans) - k))
+            except CompileError as no:
+                why.append(f"in {plan.kind}s: {no.message}")
+        raise CompileError("\n  ".join(why), err.loc) from None
 
 
 def _compile_stage(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
