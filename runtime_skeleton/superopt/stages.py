@@ -14,6 +14,12 @@ programs run in sequence (superopt.sequence). Fusing stages over equal strip
 dimensions, so intermediates stay on chip (Axon §4.5), is not built: on Gemmini and
 AMX a contraction's result reaches another contraction's operand buffer only through
 memory (mvout and tilestored write memory), so it would save no traffic there.
+
+A kernel that is neither one program nor stages is cut into pieces: trees of values
+used once, each ending at a value used more than once or at the root. They are
+compiled and sequenced the same way. On Gemmini a value in the accumulator that two
+instructions read has to leave through memory anyway (nothing reads the accumulator
+but mvout), and a tree is what phase 1 selects instructions for fastest.
 """
 from __future__ import annotations
 
@@ -29,6 +35,10 @@ from .sequence import Part, Plan, compile_plan
 
 CONTRACTIONS = frozenset({"dot", "convolution"})
 PIECE_SHARE = 0.75  # of a piece's time, for its straight-line attempt (before loops)
+# Of the time, what the whole kernel (straight-line, then loops) gets before it is cut into
+# pieces, when it has no stages: loops of row tiles often need most of it (AMX), and a
+# kernel that needs pieces (an accumulator value used twice on Gemmini) compiles in the rest.
+WHOLE_BEFORE_PIECES = 0.75
 
 
 def stage_numbers(comp: Computation) -> dict[str, int]:
@@ -176,15 +186,15 @@ def _topological(comp: Computation) -> list[str]:
 
 def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
     """The whole kernel (straight-line or in loops) within ``direct_share`` of the time
-    when it can be cut, else its stages in sequence, else its pieces (each plan tried
-    gets an even share of the time left)."""
+    when it has stages (``WHOLE_BEFORE_PIECES`` when it has only pieces), else its stages
+    in sequence, else its pieces (each plan tried gets an even share of the time left)."""
     from .tiled import compile_tiled
 
     plans = [p for p in (stage_plan(module), piece_plan(module)) if p is not None]
     if not plans:
         return compile_tiled(target, module, opts, deadline)
     t0 = time.perf_counter()
-    share = opts.direct_share if plans[0].kind == "stage" else 0.5
+    share = opts.direct_share if plans[0].kind == "stage" else WHOLE_BEFORE_PIECES
     try:
         return compile_tiled(target, module, opts, t0 + share * max(0.0, deadline - t0))
     except CompileError as err:
