@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cli_util import run_cli
+from .cli_util import at_least, run_cli
 from .errors import ActgenError
 from .target import TargetDef
 
@@ -231,11 +231,11 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
 
     isel = sub.add_parser("isel", help="phase 1 only: print the pii graphs instruction selection finds")
     isel.add_argument("kernel", help="HLO module (as jax.jit(f).lower(...).as_text(dialect='hlo') prints it)")
-    isel.add_argument("--show", type=int, default=1, metavar="N", help="print the first N pii graphs (default 1)")
+    isel.add_argument("--show", type=at_least(int, 0), default=1, metavar="N", help="print the first N pii graphs (default 1)")
     isel.add_argument("--dot", metavar="FILE", help="write Graphviz of the first pii graph")
     isel.add_argument("--egraph-dot", metavar="FILE", help="write Graphviz of the e-graph")
     isel.add_argument("--check", action="store_true", help="check each shown pii graph against the kernel")
-    isel.add_argument("--timeout", type=float, default=20.0, help="seconds for phase 1 (default 20)")
+    isel.add_argument("--timeout", type=at_least(float, 0, strict=True), default=20.0, help="seconds for phase 1 (default 20)")
 
     comp = sub.add_parser("compile", help="compile an HLO kernel to an assembly program")
     comp.add_argument("kernel", help="HLO module (as jax.jit(f).lower(...).as_text(dialect='hlo') prints it)")
@@ -245,23 +245,23 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                       help="run the program on the simulator against the reference interpreter; fail on mismatch")
     comp.add_argument("--deterministic", action="store_true",
                       help="byte-identical output on every run (one CP-SAT worker, fixed seed)")
-    comp.add_argument("--timeout", type=float, default=60.0, help="seconds for the whole compilation (default 60)")
-    comp.add_argument("--patience", type=float, default=2.0, metavar="N",
+    comp.add_argument("--timeout", type=at_least(float, 0, strict=True), default=60.0, help="seconds for the whole compilation (default 60)")
+    comp.add_argument("--patience", type=at_least(float, 0), default=2.0, metavar="N",
                       help="stop when no candidate improved for N times the time to the best (default 2)")
     comp.add_argument("--no-tiling", action="store_true",
                       help="straight-line code only: do not strip-mine a kernel that does not compile into loops")
-    comp.add_argument("--jobs", type=int, default=1, metavar="N",
+    comp.add_argument("--jobs", type=at_least(int, 1), default=1, metavar="N",
                       help="compile the loop-nest candidates of a large kernel in N processes at once (default 1)")
 
     fz = sub.add_parser("fuzz", help="compile and verify random kernels of Act's ten fuzzing operators (Act §9.4)")
-    fz.add_argument("--n", type=int, default=20, help="number of kernels (default 20)")
+    fz.add_argument("--n", type=at_least(int, 0), default=20, help="number of kernels (default 20)")
     fz.add_argument("--seed", type=int, default=0, help="seed of the first kernel; the next ones count up (default 0)")
     fz.add_argument("--max-nodes", type=int, default=None, metavar="M", help="at most M nodes per kernel (default 90)")
-    fz.add_argument("--timeout-per-kernel", type=float, default=10.0, metavar="S",
+    fz.add_argument("--timeout-per-kernel", type=at_least(float, 0, strict=True), default=10.0, metavar="S",
                     help="compile time limit per kernel in seconds (default 10)")
     fz.add_argument("--out", default="fuzz_failures", metavar="DIR",
                     help="where failing kernels are saved as fuzz_<seed>.hlo (default fuzz_failures)")
-    fz.add_argument("--jobs", type=int, default=1, metavar="N",
+    fz.add_argument("--jobs", type=at_least(int, 1), default=1, metavar="N",
                     help="check kernels in N processes at once (default 1; the report is the same)")
     fz.add_argument("--ops", default=None, metavar="OP,OP",
                     help="use only these of the ten operators (default all: dot,broadcast,reduce,reverse,add,"

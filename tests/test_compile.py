@@ -88,6 +88,20 @@ def test_cli_compile_error_is_one_line(tmp_path):
     assert not (tmp_path / "p.s").exists()
 
 
+@pytest.mark.parametrize("argv,message", [
+    (["compile", "k.hlo", "-o", "p.s", "--timeout", "-3"], "argument --timeout: must be > 0, got -3"),
+    (["compile", "k.hlo", "-o", "p.s", "--jobs", "0"], "argument --jobs: must be >= 1, got 0"),
+    (["fuzz", "--n", "-1"], "argument --n: must be >= 0, got -1"),
+    (["fuzz", "--timeout-per-kernel", "0"], "argument --timeout-per-kernel: must be > 0, got 0"),
+    (["isel", "k.hlo", "--timeout", "x"], "argument --timeout: invalid float value: 'x'"),
+], ids=["timeout", "jobs", "n", "fuzz-timeout", "not-a-number"])
+def test_cli_refuses_out_of_range_options(argv, message, capsys):
+    from runtime_skeleton.backend_cli import main
+    with pytest.raises(SystemExit) as exit_:
+        main(target("gemmini"), argv)
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_jax_function_to_verified_program_in_one_command(tmp_path):
     r = subprocess.run([sys.executable, "examples/jax_to_gemmini.py", "-o", str(tmp_path), "--deterministic"],
                        cwd=ROOT, capture_output=True, text=True)
