@@ -128,7 +128,7 @@ def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: C
     graphs = sel.pii_graphs(None if stop is None else lambda k: stop(sel.stats.saturation.nodes))
     times: dict[str, float] = {}
     try:
-        yield from _candidates(target, opts, stats, deadline, sel, graphs, times)
+        yield from _candidates(target, opts, stats, deadline, sel, graphs, times, stop)
     finally:
         stats.saturation_seconds, stats.extraction_seconds = sel.stats.saturation.seconds, sel.stats.extraction_seconds
         stats.ordering_seconds, stats.allocation_seconds = times.get("ordering", 0.0), times.get("allocation", 0.0)
@@ -137,7 +137,8 @@ def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: C
 
 
 def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, deadline: float,
-                sel: InstructionSelector, graphs: Iterator[PiiGraph], times: dict[str, float]) -> Iterator[Candidate]:
+                sel: InstructionSelector, graphs: Iterator[PiiGraph], times: dict[str, float],
+                stop: Callable[[int], bool] | None) -> Iterator[Candidate]:
     while True:
         t = time.perf_counter()
         g = next(graphs, None)
@@ -153,7 +154,8 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
             alloc = phase2(target, g, solve, times)
         except AllocationFailed as err:
             stats.failures.append(f"pii graph {stats.pii_graphs} ({g.num_instructions} instructions): {err.message}")
-            if time.perf_counter() > deadline:
+            # patience also runs out on pii graphs that do not allocate
+            if time.perf_counter() > deadline or (stop is not None and stop(sel.stats.saturation.nodes)):
                 break
             continue
         finally:

@@ -35,6 +35,7 @@ from .liveness import LiveRange, interference, is_identity, live_ranges
 from .order import topological_orders
 
 ALIGN = 64  # bytes; where the HBM regions are hinted to start and the constant section packs
+CORE_DETERMINISTIC_TIME = 1.0  # CP-SAT's deterministic seconds for naming the groups that conflict
 
 
 class AllocationFailed(ActgenError):
@@ -79,8 +80,11 @@ def _extent(g: PiiGraph, target: TargetDef, v: int) -> tuple[int, ...]:
 
 
 class _Problem:
-    def __init__(self, target: TargetDef, g: PiiGraph, ranges: dict[int, LiveRange], assume: bool) -> None:
+    def __init__(self, target: TargetDef, g: PiiGraph, ranges: dict[int, LiveRange], assume: bool,
+                 disjoint_in: Sequence[str] | None = None) -> None:
+        """``disjoint_in``: the buffers CSP4 holds in (default all)."""
         self.target, self.g, self.ranges = target, g, ranges
+        self.disjoint_in = list(target.buffers) if disjoint_in is None else list(disjoint_in)
         self.m = cp_model.CpModel()
         self.alg = CpSatAlgebra(self.m)
         self.assume = assume
@@ -257,6 +261,8 @@ class _Problem:
         for o in sorted(self.ranges):
             by_buf.setdefault(self.g.nodes[o].buffer, []).append(o)
         for name, nodes in by_buf.items():
+            if name not in self.disjoint_in:
+                continue
             lits = self.group("CSP4", name)
             if len(self.target.buffers[name].access_shape) == 1:
                 self._no_overlap_2d(nodes, lits)
@@ -301,6 +307,10 @@ class _Problem:
             p.num_workers = opts.workers
         if self.assume:
             self.m.add_assumptions(list(self.groups.values()))
+            # the core only names the conflict: it may stall long after infeasibility was
+            # proved, and a deterministic limit keeps its answer (and the orders pruned
+            # by it) the same on every run
+            p.max_deterministic_time = CORE_DETERMINISTIC_TIME
         return solver.solve(self.m), solver
 
 
@@ -319,8 +329,11 @@ def _peak_message(g: PiiGraph, target: TargetDef, ranges: dict[int, LiveRange]) 
     return None
 
 
-def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOptions | None = None) -> Allocation:
-    """Solve CSP1–CSP4 for one order; AllocationFailed says which groups conflict."""
+def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOptions | None = None,
+             explain: bool = True) -> Allocation:
+    """Solve CSP1–CSP4 for one order; AllocationFailed says which groups conflict (all
+    of them with ``explain``, else at least the families that decide whether the order
+    is to blame)."""
     opts = opts or SolveOptions()
     t0 = time.perf_counter()
     ranges = {o: r for o, r in live_ranges(g, order).items() if g.nodes[o].kind != "undef"}
@@ -335,19 +348,42 @@ def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOption
     if status != cp_model.INFEASIBLE:
         raise AllocationFailed(f"CP-SAT found no allocation within {opts.timeout:g}s "
                                f"({solver.status_name(status)})", [], phi)
-    core = _core(target, g, ranges, opts)
+    core = _core(target, g, ranges, opts, explain)
     blame_order = any(f == "CSP4" for f, _ in core) or not core
     text = "; ".join(f"{f} {w}" for f, w in core) or "constraints conflict"
     raise AllocationFailed(f"no allocation: {text}", core, phi if blame_order else None)
 
 
-def _core(target: TargetDef, g: PiiGraph, ranges: dict[int, LiveRange], opts: SolveOptions) -> list[tuple[str, str]]:
-    prob = _Problem(target, g, ranges, assume=True)
+def _core(target: TargetDef, g: PiiGraph, ranges: dict[int, LiveRange], opts: SolveOptions,
+          explain: bool = True) -> list[tuple[str, str]]:
+    """The groups that conflict. Without CSP4 first: a conflict there is the pii graph's,
+    whatever the order. Then CSP4 in one buffer at a time; a conflict that needs CSP4 in
+    several is named by all of them. With ``explain``, the other groups in a conflict
+    with CSP4 are named too, where CP-SAT finds them within its limit: a core over
+    groups with CSP4 as optional intervals can take far longer than the proof that there
+    is no allocation, so it is found once per pii graph, not for every order."""
+    prob = _Problem(target, g, ranges, assume=True, disjoint_in=())
     if prob.trivially_false:
         return prob.trivially_false
+    named = _named_core(prob, opts)
+    if named is not None:
+        return named
+    shared = {g.nodes[o].buffer for o in ranges}
+    overlaps = [b for b in target.buffers if b in shared]
+    for b in overlaps:
+        status, _ = _Problem(target, g, ranges, assume=False, disjoint_in=(b,)).solve(opts)
+        if status == cp_model.INFEASIBLE:
+            named = _named_core(_Problem(target, g, ranges, assume=True, disjoint_in=(b,)), opts) if explain else None
+            return named or [("CSP4", b)]
+    return [("CSP4", b) for b in overlaps]
+
+
+def _named_core(prob: _Problem, opts: SolveOptions) -> list[tuple[str, str]] | None:
+    """The groups of an infeasible ``prob`` (built with assumptions) that conflict; None
+    when it is not shown infeasible within the core's limit."""
     status, solver = prob.solve(opts)
     if status != cp_model.INFEASIBLE:
-        return []
+        return None
     by_index = {lit.Index(): key for key, lit in prob.groups.items()}
     return [by_index[i] for i in solver.sufficient_assumptions_for_infeasibility() if i in by_index]
 
@@ -392,7 +428,7 @@ def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None,
         tried += 1
         t = time.perf_counter()
         try:
-            alloc = allocate(target, g, order, opts)
+            alloc = allocate(target, g, order, opts, explain=tried == 1)
             alloc.orders_tried = tried
             return alloc
         except AllocationFailed as err:
