@@ -57,6 +57,23 @@ def test_deterministic_output_is_byte_identical():
     assert a.text == b.text
 
 
+def test_a_value_held_twice_in_an_output_is_stored_twice():
+    """Both 16-row halves of the broadcast are one e-class, so the output is a
+    concatenation holding one value twice: extraction makes a copy (a second mvout of
+    the same accumulator tile) instead of sharing one store, which no allocation could
+    place at two addresses."""
+    kernel = """HloModule bcast
+ENTRY main {
+  a = s32[16]{0} parameter(0)
+  ROOT r = s32[32,16]{1,0} broadcast(a), dimensions={1}
+}
+"""
+    res = compile_hlo(target("gemmini"), kernel, CompileOptions(timeout=20, tiling=False, patience=0.5))
+    assert verify(target("gemmini"), res, seeds=(0, 1)) == []
+    ops = [i.name for i in res.program.instructions]
+    assert ops.count("mvout_acc32") == 2 and len(ops) == 4, ops
+
+
 def test_a_kernel_the_target_cannot_run_is_explained():
     with pytest.raises(CompileError, match="tuple-valued 'reduce'"):
         compile_hlo(target("gemmini"), ROOT / "examples/kernels/argmax_f32.hlo")

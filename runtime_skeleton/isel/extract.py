@@ -24,7 +24,34 @@ from .terms import PII_PREFIX, ENode, Term, View
 
 CONST_LEAVES = ("constant", "iota")
 
-Req = tuple  # (e-class, buffer it is wanted in[, the requirement of the instruction that overwrites it in place])
+Req = tuple  # (e-class, buffer it is wanted in[, the requirement of the instruction that overwrites it in place,
+#              or a copy tag: a storage of its own])
+COPY = "copy"
+
+
+def copy_tag(req: Req, position: int, c: ClassId) -> tuple:
+    """A new copy: class c at ``position`` of the identity instruction wanted as ``req``.
+    An identity instruction's operands are its storage side by side, so a value that a
+    concatenation holds twice (the halves of a broadcast are equal classes) must be
+    produced twice, not shared, or no allocation exists. The tag names where the copy
+    began (the copy it lies in, the position, the class), and everything under a copy
+    inherits its tag, so a copy costs one more requirement per class below it."""
+    return (COPY, req[2] if is_copy(req) else None, position, c)
+
+
+def is_copy(req: Req) -> bool:
+    return len(req) > 2 and req[2][0] == COPY
+
+
+def _began_within(c: ClassId, req: Req) -> bool:
+    """Did a copy of class c begin at or above ``req``? (Another would never end: the
+    e-graph's identity cycles, x = concat(slices of x).)"""
+    tag = req[2] if is_copy(req) else None
+    while tag is not None:
+        if tag[3] == c:
+            return True
+        tag = tag[1]
+    return False
 
 
 @dataclass(frozen=True)
@@ -148,7 +175,7 @@ class Extractor:
         out: list[Choice] = []
         nodes = self.view.nodes(c)
         inputs = [n for n in nodes if n.op == "input" and (n.attrs.get("buffer") or self.hbm) == buf]
-        if inputs:
+        if inputs and not is_copy(req):  # an input's storage is where the caller put it, once
             out.append(Choice("input", inputs[0]))
         elif buf == self.hbm and c in self.const:
             out.append(Choice("const"))
@@ -158,9 +185,26 @@ class Extractor:
             if n.op.startswith(PII_PREFIX) and n.attrs["buffer"] == buf and not self._overwrites_own_user(n, req):
                 out.append(Choice("pii", n, self._operand_reqs(req, n)))
             elif n.op in ("slice^H", "concat^H") and identity_ok(self.target.buffers[buf], n, self.view):
-                out.append(Choice("pii", n, tuple((k, buf) for k in n.children)))
+                reqs = self._identity_reqs(req, n)
+                if reqs is not None:
+                    out.append(Choice("pii", n, reqs))
         self._options[req] = out
         return out
+
+    def _identity_reqs(self, req: Req, n: ENode) -> tuple[Req, ...] | None:
+        """An identity instruction's operands are its own storage: within a copy, parts
+        of that copy; a class it holds twice, a new copy for each repetition. None when a
+        copy would begin within a copy of the same class."""
+        buf, seen, out = req[1], set(), []
+        for i, k in enumerate(n.children):
+            if k in seen:
+                if _began_within(k, req):
+                    return None
+                out.append((k, buf, copy_tag(req, i, k)))
+            else:
+                out.append((k, buf, req[2]) if is_copy(req) else (k, buf))
+            seen.add(k)
+        return tuple(out)
 
     def _operand_reqs(self, req: Req, n: ENode) -> tuple[Req, ...]:
         """What a pii's operands are wanted as. An operand the instruction overwrites in
@@ -184,7 +228,7 @@ class Extractor:
         while r is not None:
             if r[0] == n.children[a]:
                 return True
-            r = r[2] if len(r) > 2 else None
+            r = r[2] if len(r) > 2 and not is_copy(r) else None
         return False
 
     def enumerate(self, roots: list[ClassId], max_nodes: int, limit: int,
@@ -212,7 +256,11 @@ class Extractor:
         return sorted(found.values(), key=lambda g: (len(g.nodes), g.num_instructions))
 
     def root_reqs(self, roots: list[ClassId]) -> list[Req]:
-        return [(r, b) for r, b in zip(roots, self.root_buffers or [self.hbm] * len(roots))]
+        """Outputs that are the same value are copies (each has its own region)."""
+        reqs: list[Req] = []
+        for i, (r, b) in enumerate(zip(roots, self.root_buffers or [self.hbm] * len(roots))):
+            reqs.append((r, b, (COPY, None, i, r)) if (r, b) in reqs else (r, b))
+        return reqs
 
     def realizable(self, roots: list[ClassId]) -> bool:
         """Whether some choice of piis produces every output (within no node bound)."""
