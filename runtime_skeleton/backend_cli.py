@@ -170,8 +170,6 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
 
     from .compile import CompileOptions, compile_hlo, verify
 
-    if ns.jobs < 1:
-        raise ActgenError(f"--jobs must be at least 1 (got {ns.jobs})")
     if ns.jobs > 1 and ns.deterministic:
         print("note: --deterministic compiles in one process; --jobs is ignored", file=sys.stderr)
     opts = CompileOptions(timeout=ns.timeout, deterministic=ns.deterministic, patience=ns.patience,
@@ -186,8 +184,10 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     print(f"  time {st.seconds:.2f}s: phase 1 {st.phase1_seconds:.2f}s, phase 2 {st.phase2_seconds:.2f}s, "
           f"emit {st.emit_seconds:.2f}s")
     if res.parts:
-        print(f"  in {len(res.parts)} {res.part_kind}s, one program each in sequence: {res.describe_loops()} "
-              "(the whole kernel: none found within its share of the time)")
+        why = "the whole kernel: none found within its share of the time"
+        if res.part_kind == "piece":
+            why = "pieces come first where a computed value is broadcast; else " + why
+        print(f"  in {len(res.parts)} {res.part_kind}s, one program each in sequence: {res.describe_loops()} ({why})")
     elif res.tiling is not None:
         print(f"  strip-mined: {res.describe_loops()} "
               "(straight-line code: too large, or none found within its share of the time)")

@@ -72,8 +72,9 @@ def _no_workers(*args):  # noqa: ANN002, ANN202
 def test_cli_jobs(tmp_path, capsys):
     src = tmp_path / "gemm.hlo"
     src.write_text(GEMM)
-    assert main(gemmini.TARGET, ["compile", str(src), "-o", str(tmp_path / "p.s"), "--jobs", "0"]) == 2
-    assert "--jobs must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(gemmini.TARGET, ["compile", str(src), "-o", str(tmp_path / "p.s"), "--jobs", "0"])
+    assert exit_.value.code == 2 and "argument --jobs: must be >= 1, got 0" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(gemmini.TARGET, ["compile", "--help"])
     assert "--jobs N" in capsys.readouterr().out
