@@ -186,7 +186,7 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     if res.parts:
         why = "the whole kernel: none found within its share of the time"
         if res.part_kind == "piece":
-            why = "pieces come first where a computed value is broadcast; else " + why
+            why += ", or loops that compute a broadcast value in every iteration, which cost more"
         print(f"  in {len(res.parts)} {res.part_kind}s, one program each in sequence: {res.describe_loops()} ({why})")
     elif res.tiling is not None:
         print(f"  strip-mined: {res.describe_loops()} "

@@ -13,7 +13,8 @@ from runtime_skeleton.fuzz.gen import random_kernel
 from runtime_skeleton.reference import evaluate
 from runtime_skeleton.reference.npz_io import random_inputs
 from runtime_skeleton.superopt.sequence import compile_plan
-from runtime_skeleton.superopt.stages import _compile_stage, piece_numbers, piece_plan, stage_numbers, stage_plan
+from runtime_skeleton.superopt.stages import (_compile_stage, piece_numbers, piece_plan, replicated, stage_numbers,
+                                             stage_plan)
 
 from generated.gemmini import TARGET as GEMMINI
 
@@ -154,3 +155,25 @@ def test_pieces_in_sequence_compute_the_kernel():
                        time.perf_counter() + 120)
     assert res.part_kind == "piece" and len(res.parts) == 2
     assert verify(GEMMINI, res, seeds=(0, 1)) == []
+
+
+BROADCAST_SUM = """HloModule bsum
+ENTRY main {
+  a = s32[16]{0} parameter(0)
+  b = s32[16]{0} parameter(1)
+  c = s32[16]{0} parameter(2)
+  s = s32[16]{0} add(a, b)
+  t = s32[16]{0} add(s, c)
+  wide = s32[32,16]{1,0} broadcast(t), dimensions={1}
+  pb = s32[32,16]{1,0} broadcast(a), dimensions={1}
+  ROOT r = s32[32,16]{1,0} add(wide, pb)
+}
+"""
+
+
+def test_a_broadcast_value_ends_a_piece():
+    """Strips of a broadcast would compute its operand again in every iteration: the
+    operand is computed once, in a piece of its own (a broadcast parameter is no piece)."""
+    comp = load_kernel(BROADCAST_SUM).entry_computation
+    assert replicated(comp) == {"t"}
+    assert piece_numbers(comp) == {"s": 1, "t": 1, "wide": 2, "pb": 2, "r": 2}

@@ -70,8 +70,10 @@ def stage_numbers(comp: Computation) -> dict[str, int]:
 
 def piece_numbers(comp: Computation) -> dict[str, int]:
     """Piece (1, 2, ...) of each instruction the root depends on: a piece is a tree of
-    values used once, ending at a value used more than once (or the root), numbered in
-    program order. Parameters and instructions that read no parameter have none."""
+    values used once, ending at a value used more than once, or broadcast to a larger
+    tensor (each of its elements is read many times: ``replicated``), or at the root;
+    numbered in program order. Parameters and instructions that read no parameter have
+    none."""
     order = _topological(comp)
     reads_input: dict[str, bool] = {}
     users: dict[str, set[str]] = {n: set() for n in order}
@@ -81,13 +83,23 @@ def piece_numbers(comp: Computation) -> dict[str, int]:
         for o in ins.operands:
             users[o].add(n)
     computed = [n for n in order if reads_input[n] and comp[n].opcode != "parameter"]
-    ends = [n for n in computed if n == comp.root or len(users[n]) > 1]
+    widened = replicated(comp)
+    ends = [n for n in computed if n == comp.root or len(users[n]) > 1 or n in widened]
     piece = {n: k for k, n in enumerate(ends, start=1)}
     for n in reversed(computed):
         if n not in piece:
             (u,) = users[n]
             piece[n] = piece[u]
     return piece
+
+
+def replicated(comp: Computation) -> set[str]:
+    """Computed values (not parameters) that a broadcast makes larger. Strips of the
+    broadcast's result would each compute them again, so such a value ends a piece
+    (``compile_staged`` compares the pieces with such loops)."""
+    return {ins.operands[0] for ins in comp.instructions
+            if ins.opcode == "broadcast" and comp[ins.operands[0]].opcode != "parameter"
+            and isinstance(ins.type, TensorType) and ins.type.size > comp[ins.operands[0]].type.size}
 
 
 def stage_plan(module: Module) -> Plan | None:
@@ -187,7 +199,10 @@ def _topological(comp: Computation) -> list[str]:
 def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
     """The whole kernel (straight-line or in loops) within ``direct_share`` of the time
     when it has stages (``WHOLE_BEFORE_PIECES`` when it has only pieces), else its stages
-    in sequence, else its pieces (each plan tried gets an even share of the time left)."""
+    in sequence, else its pieces (each plan tried gets an even share of the time left).
+    When the whole kernel compiles only as loops over strips of a broadcast of a computed
+    value, each iteration computes that value again: its pieces, which compute it once,
+    are then tried in the time left, and the cheaper program is kept."""
     from .tiled import compile_tiled
 
     plans = [p for p in (stage_plan(module), piece_plan(module)) if p is not None]
@@ -196,19 +211,31 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
     t0 = time.perf_counter()
     share = opts.direct_share if plans[0].kind == "stage" else WHOLE_BEFORE_PIECES
     try:
-        return compile_tiled(target, module, opts, t0 + share * max(0.0, deadline - t0))
+        whole = compile_tiled(target, module, opts, t0 + share * max(0.0, deadline - t0))
     except CompileError as err:
         why = [err.message]
         for k, plan in enumerate(plans):
             now = time.perf_counter()
-            # pieces are small: straight-line code is the likely program, so it gets most of the time
-            part_opts = opts if plan.kind == "stage" else dataclasses.replace(opts, direct_share=PIECE_SHARE)
             try:
-                return compile_plan(target, module, plan, _compile_stage, part_opts,
-                                    now + (deadline - now) / (len(plans) - k))
+                return _compile_plan(target, module, plan, opts, now + (deadline - now) / (len(plans) - k))
             except CompileError as no:
                 why.append(f"in {plan.kind}s: {no.message}")
         raise CompileError("\n  ".join(why), err.loc) from None
+    comp = module.entry_computation
+    if whole.tiling is None or plans[-1].kind != "piece" or not replicated(comp) & piece_numbers(comp).keys():
+        return whole
+    try:
+        pieces = _compile_plan(target, module, plans[-1], opts, deadline)
+    except CompileError:
+        return whole
+    return pieces if pieces.cost < whole.cost else whole
+
+
+def _compile_plan(target: TargetDef, module: Module, plan: Plan, opts: CompileOptions,
+                  deadline: float) -> CompileResult:
+    # pieces are small: straight-line code is the likely program, so it gets most of the time
+    part_opts = opts if plan.kind == "stage" else dataclasses.replace(opts, direct_share=PIECE_SHARE)
+    return compile_plan(target, module, plan, _compile_stage, part_opts, deadline)
 
 
 def _compile_stage(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
