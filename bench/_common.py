@@ -95,6 +95,7 @@ def compile_record(target: str, text: str, *, timeout: float, do_verify: bool = 
     rec["wall"] = time.perf_counter() - t0
     st = res.stats
     rec.update(ok=True, cost=res.cost, instructions=res.program.executed(),
+               program=res.describe_loops() or "straight-line",
                stats={"seconds": st.seconds, "phase1": st.phase1_seconds, "phase2": st.phase2_seconds,
                       "emit": st.emit_seconds, "pii_graphs": st.pii_graphs, "candidates": st.candidates,
                       "saturation": st.saturation_seconds, "extraction": st.extraction_seconds,

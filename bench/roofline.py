@@ -4,8 +4,9 @@ For every kernel in examples/kernels/*.hlo (plus examples/qkv/attention.hlo) and
 target (default gemmini and amx; qkv is also accepted), try to compile the kernel with a
 short timeout and report the program's instruction count, its cycles under the timing
 model (runtime_skeleton.sim.timing), the roofline bound T_peak
-(runtime_skeleton.sim.roofline, computed with the kernel's own flops) and
-% of roofline = 100 * T_peak / cycles; or the reason the target could not compile the
+(runtime_skeleton.sim.roofline, computed with the kernel's own flops),
+% of roofline = 100 * T_peak / cycles and the program's shape (straight-line, loops,
+stages or pieces); or the reason the target could not compile the
 kernel (first 80 characters). A summary line per target gives how many compiled and the
 median % of roofline. Results are cached in bench/.cache/ (keyed by kernel text hash,
 target and timeout); --no-cache recompiles.
@@ -77,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
                 bound = f"{t_peak:.0f}"
                 pct = f"{p:.1f}%" if p is not None else "—"
                 note = f"bound: {rec.get('roofline_term')}"
+            if "program" in rec:  # records cached before it was kept lack it
+                note = one_line(f"{note}; {rec['program']}", 80)
             rows.append([target, name, rec["instructions"], rec["cycles"], bound, pct, note])
         med = median(pcts)
         summary.append(f"{target}: compiled {compiled} of {len(names)}, median % roofline "
