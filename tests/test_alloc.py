@@ -134,6 +134,11 @@ def test_conflicting_addresses_name_their_constraint_family(gemm):
     families = {f for f, _ in err.value.core}
     assert "CSP4" in families and "CSP1" in families, err.value.core
     assert len(loads) == 2
+    assert not err.value.order_independent  # CSP4 is in the conflict: another order may do
+    # for the later orders of a pii graph only the buffer whose overlaps conflict is named
+    with pytest.raises(AllocationFailed) as quick:
+        allocate(pinned, g, order, explain=False)
+    assert quick.value.core == [("CSP4", "sp")] and not quick.value.order_independent
 
 
 def test_cp_sat_algebra_reifies_or_and_not():

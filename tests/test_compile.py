@@ -74,6 +74,23 @@ ENTRY main {
     assert ops.count("mvout_acc32") == 2 and len(ops) == 4, ops
 
 
+def test_outputs_that_are_one_value_are_stored_twice():
+    """(d, d): each output gets its own mvout of the one accumulator tile, in one program
+    (before, no pii graph allocated and each output was compiled on its own)."""
+    kernel = """HloModule two
+ENTRY main {
+  a = s8[16,16]{1,0} parameter(0)
+  b = s8[16,16]{1,0} parameter(1)
+  d = s32[16,16]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (s32[16,16]{1,0}, s32[16,16]{1,0}) tuple(d, d)
+}
+"""
+    res = compile_hlo(target("gemmini"), kernel, CompileOptions(timeout=20))
+    assert not res.parts and verify(target("gemmini"), res, seeds=(0, 1)) == []
+    ops = [i.name for i in res.program.instructions]
+    assert ops.count("mvout_acc32") == 2 and ops.count("compute_ws") == 1, ops
+
+
 def test_a_kernel_the_target_cannot_run_is_explained():
     with pytest.raises(CompileError, match="tuple-valued 'reduce'"):
         compile_hlo(target("gemmini"), ROOT / "examples/kernels/argmax_f32.hlo")
