@@ -231,11 +231,13 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
 
     isel = sub.add_parser("isel", help="phase 1 only: print the pii graphs instruction selection finds")
     isel.add_argument("kernel", help="HLO module (as jax.jit(f).lower(...).as_text(dialect='hlo') prints it)")
-    isel.add_argument("--show", type=at_least(int, 0), default=1, metavar="N", help="print the first N pii graphs (default 1)")
+    isel.add_argument("--show", type=at_least(int, 0), default=1, metavar="N",
+                      help="print the first N pii graphs (default 1)")
     isel.add_argument("--dot", metavar="FILE", help="write Graphviz of the first pii graph")
     isel.add_argument("--egraph-dot", metavar="FILE", help="write Graphviz of the e-graph")
     isel.add_argument("--check", action="store_true", help="check each shown pii graph against the kernel")
-    isel.add_argument("--timeout", type=at_least(float, 0, strict=True), default=20.0, help="seconds for phase 1 (default 20)")
+    isel.add_argument("--timeout", type=at_least(float, 0, strict=True), default=20.0,
+                      help="seconds for phase 1 (default 20)")
 
     comp = sub.add_parser("compile", help="compile an HLO kernel to an assembly program")
     comp.add_argument("kernel", help="HLO module (as jax.jit(f).lower(...).as_text(dialect='hlo') prints it)")
@@ -245,7 +247,8 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                       help="run the program on the simulator against the reference interpreter; fail on mismatch")
     comp.add_argument("--deterministic", action="store_true",
                       help="byte-identical output on every run (one CP-SAT worker, fixed seed)")
-    comp.add_argument("--timeout", type=at_least(float, 0, strict=True), default=60.0, help="seconds for the whole compilation (default 60)")
+    comp.add_argument("--timeout", type=at_least(float, 0, strict=True), default=60.0,
+                      help="seconds for the whole compilation (default 60)")
     comp.add_argument("--patience", type=at_least(float, 0), default=2.0, metavar="N",
                       help="stop when no candidate improved for N times the time to the best (default 2)")
     comp.add_argument("--no-tiling", action="store_true",

@@ -13,9 +13,10 @@ d); its extent is fixed by its type. Then
         liveness.live_ranges) of the same buffer with overlapping live ranges is
         disjoint: a NoOverlap2D over (time, address) boxes for one-dimensional
         buffers, pairwise disjunctions for multi-dimensional ones.
-When CP-SAT proves the problem infeasible, it is solved again with one
-enforcement literal per constraint group as assumptions, and the core names the
-groups that conflict (``AllocationFailed``).
+When CP-SAT proves the problem infeasible, the groups that conflict are named
+(``AllocationFailed``, ``_core``): a core over one enforcement literal per group
+without CSP4, else CSP4 in one buffer at a time (a conflict with CSP4 in it blames
+the order).
 """
 from __future__ import annotations
 

@@ -259,7 +259,7 @@ class Extractor:
         """Outputs that are the same value are copies (each has its own region)."""
         reqs: list[Req] = []
         for i, (r, b) in enumerate(zip(roots, self.root_buffers or [self.hbm] * len(roots))):
-            reqs.append((r, b, (COPY, None, i, r)) if (r, b) in reqs else (r, b))
+            reqs.append((r, b, copy_tag((r, b), i, r)) if (r, b) in reqs else (r, b))
         return reqs
 
     def realizable(self, roots: list[ClassId]) -> bool:

@@ -16,7 +16,8 @@ AMX a contraction's result reaches another contraction's operand buffer only thr
 memory (mvout and tilestored write memory), so it would save no traffic there.
 
 A kernel that is neither one program nor stages is cut into pieces: trees of values
-used once, each ending at a value used more than once or at the root. They are
+used once, each ending at a value used more than once, at a computed value a
+broadcast widens, or at the root. They are
 compiled and sequenced the same way. On Gemmini a value in the accumulator that two
 instructions read has to leave through memory anyway (nothing reads the accumulator
 but mvout), and a tree is what phase 1 selects instructions for fastest.
