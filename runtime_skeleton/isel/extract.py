@@ -29,29 +29,23 @@ Req = tuple  # (e-class, buffer it is wanted in[, the requirement of the instruc
 COPY = "copy"
 
 
-def copy_tag(req: Req, position: int, c: ClassId) -> tuple:
-    """A new copy: class c at ``position`` of the identity instruction wanted as ``req``.
-    An identity instruction's operands are its storage side by side, so a value that a
+def copy_tag(anchor: Req | None, at: Any, c: ClassId) -> tuple:
+    """A copy of class c: its own storage, named by where it lies. An identity
+    instruction's operands are its own storage side by side, so a value that a
     concatenation holds twice (the halves of a broadcast are equal classes) must be
-    produced twice, not shared, or no allocation exists. The tag names where the copy
-    began (the copy it lies in, the position, the class), and everything under a copy
-    inherits its tag, so a copy costs one more requirement per class below it."""
-    return (COPY, req[2] if is_copy(req) else None, position, c)
+    produced twice, not shared, or no allocation exists. A copy is named by its
+    anchor (the nearest requirement above it that is not a copy), its offset in the
+    anchor's access dimensions, and its class; everything an identity instruction
+    holds inside a copy is a copy too, named the same way. So one region of one
+    anchor is one requirement however the concatenations above it were cut (naming
+    copies by their path instead made the requirements exponential in the number of
+    rows: a broadcast to 16 rows exhausted memory). Repeated outputs have no anchor:
+    ``at`` is the output's position."""
+    return (COPY, anchor, at, c)
 
 
 def is_copy(req: Req) -> bool:
     return len(req) > 2 and req[2][0] == COPY
-
-
-def _began_within(c: ClassId, req: Req) -> bool:
-    """Did a copy of class c begin at or above ``req``? (Another would never end: the
-    e-graph's identity cycles, x = concat(slices of x).)"""
-    tag = req[2] if is_copy(req) else None
-    while tag is not None:
-        if tag[3] == c:
-            return True
-        tag = tag[1]
-    return False
 
 
 @dataclass(frozen=True)
@@ -192,19 +186,44 @@ class Extractor:
         return out
 
     def _identity_reqs(self, req: Req, n: ENode) -> tuple[Req, ...] | None:
-        """An identity instruction's operands are its own storage: within a copy, parts
-        of that copy; a class it holds twice, a new copy for each repetition. None when a
-        copy would begin within a copy of the same class."""
-        buf, seen, out = req[1], set(), []
-        for i, k in enumerate(n.children):
-            if k in seen:
-                if _began_within(k, req):
-                    return None
-                out.append((k, buf, copy_tag(req, i, k)))
+        """An identity instruction's operands are its own storage: inside a copy, copies
+        at their offsets; a class a concatenation holds twice, a new copy for each
+        repetition. None when a slice's operand would reach outside a copy's anchor
+        (the copies of one anchor lie within it)."""
+        buf = req[1]
+        m = len(self.target.buffers[buf].access_shape)
+        anchor, base = self._place(req, m)
+        inside = is_copy(req)
+        if n.op == "slice^H":
+            (k,) = n.children
+            if not inside:
+                return ((k, buf),)
+            at = tuple(b - d.start for b, d in zip(base, n.attrs["slice"]))
+            extent = self.view.type(anchor[0]).shape
+            if any(o < 0 or o + s > e for o, s, e in zip(at, self.view.type(k).shape[:m], extent)):
+                return None
+            return ((k, buf, copy_tag(anchor, at, k)),)
+        (dim,) = n.attrs["dimensions"]
+        out: list[Req] = []
+        seen: set[ClassId] = set()
+        step = 0
+        for k in n.children:
+            if inside or k in seen:
+                at = tuple(b + (step if i == dim else 0) for i, b in enumerate(base))
+                out.append((k, buf, copy_tag(anchor, at, k)))
             else:
-                out.append((k, buf, req[2]) if is_copy(req) else (k, buf))
+                out.append((k, buf))
             seen.add(k)
+            step += self.view.type(k).shape[dim]
         return tuple(out)
+
+    @staticmethod
+    def _place(req: Req, m: int) -> tuple[Req, tuple[int, ...]]:
+        """The anchor a requirement lies in and its offset there (a requirement that is
+        not a copy, or an output's copy, is its own anchor)."""
+        if is_copy(req) and req[2][1] is not None:
+            return req[2][1], req[2][2]
+        return req, (0,) * m
 
     def _operand_reqs(self, req: Req, n: ENode) -> tuple[Req, ...]:
         """What a pii's operands are wanted as. An operand the instruction overwrites in
@@ -259,7 +278,7 @@ class Extractor:
         """Outputs that are the same value are copies (each has its own region)."""
         reqs: list[Req] = []
         for i, (r, b) in enumerate(zip(roots, self.root_buffers or [self.hbm] * len(roots))):
-            reqs.append((r, b, copy_tag((r, b), i, r)) if (r, b) in reqs else (r, b))
+            reqs.append((r, b, copy_tag(None, i, r)) if (r, b) in reqs else (r, b))
         return reqs
 
     def realizable(self, roots: list[ClassId]) -> bool:
