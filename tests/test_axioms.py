@@ -749,6 +749,14 @@ def _():
             bcast(P(0, "bf16", 1, 5, 1), 2, 1, 5, 1, dims=(1, 2, 3))]
 
 
+@cases("broadcast-as-concat")
+def _():
+    return [bcast(P(0, "s8", 16), 16, 16, dims=(1,)),  # a row repeated (Gemmini: one mvin each)
+            bcast(P(0, "f32", 3), 3, 5, dims=(0,)),  # a column repeated
+            bcast(P(0, "s32", 2, 1), 4, 2, 3, dims=(1, 2)),  # added dim 0, stretched dim 2
+            bcast(P(0, "bf16"), 2, 3, dims=())]
+
+
 @cases("broadcast-as-reshape")
 def _():
     return [bcast(P(0, "f32", 16), 1, 16, dims=(1,)),
@@ -851,6 +859,7 @@ NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
     ("transpose-reshape", lambda: tr(rs(P(0, "f32", 2, 6), 4, 3), 1, 0)),  # groups cross: not whole
     ("broadcast-as-reshape", lambda: bcast(P(0, "f32", 4), 4, 3, dims=(0,))),  # a real broadcast
     ("broadcast-squeeze", lambda: bcast(P(0, "f32", 4), 4, 3, dims=(0,))),  # no size-1 dims
+    ("broadcast-as-concat", lambda: bcast(P(0, "f32", 4, 3), 1, 4, 3, dims=(1, 2))),  # adds only a size-1 dim
     ("vector-as-row", lambda: op("add", P(0, "s32", 4, 3), P(1, "s32", 4, 3))),  # not a vector
     ("vector-as-row", lambda: sl(P(0, "f32", 8), (1, 7))),  # moves data, computes nothing
     ("dot-outer-product", lambda: dot(P(0, "s32", 5, 2), P(1, "s32", 2, 4))),  # K = 2: a real sum

@@ -757,6 +757,21 @@ def broadcast_as_reshape(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield Make(view).reshape(Class(node.children[0]), node.type.shape)
 
 
+@axiom("broadcast-as-concat", {"broadcast"}, {"broadcast", "concatenate"}, expansive=True)
+def broadcast_as_concat(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """broadcast(x) = concat(b, .., b) along a dimension d the broadcast adds (size n > 1),
+    b the broadcast with d of size 1: a broadcast row is n equal rows in one step (the
+    halving splits need log2(n) rounds, each a slice pushed through the broadcast)."""
+    dims = node.attrs["dimensions"]
+    mk = Make(view)
+    for d, n in enumerate(node.type.shape):
+        if n > 1 and d not in dims:
+            shape = list(node.type.shape)
+            shape[d] = 1
+            one = mk.broadcast(Class(node.children[0]), shape, dims)
+            yield mk.concat([one] * n, d)
+
+
 @axiom("transpose-broadcast", {"transpose"}, {"broadcast", "transpose"})
 def transpose_broadcast(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """transpose(broadcast(x, D), p) = broadcast(transpose(x, σ), D') (σ = id when p keeps x's dims in order)."""

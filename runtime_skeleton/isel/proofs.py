@@ -25,7 +25,8 @@ Proved (``PROOFS``): slice-slice, slice-full, slice-concat-within,
 slice-concat-distribute, concat-merge-slices, concat-single, concat-flatten,
 concat-binarize, pad-noop, slice-pad, reverse-reverse, reverse-noop,
 slice-transpose, slice-broadcast, transpose-transpose, transpose-noop,
-broadcast-noop, broadcast-broadcast, transpose-broadcast,
+broadcast-noop, broadcast-broadcast, broadcast-as-concat (the step of an induction on the
+copies: one row, then the rest), transpose-broadcast,
 transpose-elementwise, slice-elementwise, reshape-elementwise (2-D to 1-D), vector-as-row,
 every ``<op>-split``, add-comm, multiply-comm, maximum-comm, minimum-comm,
 and-comm, or-comm, xor-comm, maximum-idem, minimum-idem, maximum-absorb, minimum-absorb, maximum-as-clamp,
@@ -442,6 +443,25 @@ def _broadcast_broadcast() -> list[z3.BoolRef]:
             dims = compose_broadcast_dims(inner, outer)
             pre = facts + [d >= 1 for d in mid + out] + [broadcast_ok(x, mid, inner), broadcast_ok(b1, out, outer)]
             claims.append(same(broadcast(b1, out, outer), broadcast(x, out, dims), pre, broadcast_ok(x, out, dims)))
+    return claims
+
+
+@proves("broadcast-as-concat")
+def _broadcast_as_concat() -> list[z3.BoolRef]:
+    """The rule's n copies by induction on n: the broadcast to n along an added dimension is
+    the broadcast to 1 there followed by the broadcast to n - 1 (symbolic n >= 2 and other
+    dims, the operand's dim stretched or not); concat-flatten then gives one concatenation."""
+    claims = []
+    for d, dims in ((0, (1,)), (1, (0,))):
+        for degenerate in (False, True):
+            out = ints("o", 2)
+            x, facts = tensor("x", 1, (1,) if degenerate else (out[dims[0]],))
+            one, rest = list(out), list(out)
+            one[d], rest[d] = 1, out[d] - 1
+            rhs = concat([broadcast(x, one, dims), broadcast(x, rest, dims)], d)
+            pre = facts + [o >= 1 for o in out] + [out[d] >= 2]
+            claims.append(same(broadcast(x, out, dims), rhs, pre, concat_ok([broadcast(x, one, dims),
+                                                                            broadcast(x, rest, dims)], d)))
     return claims
 
 
