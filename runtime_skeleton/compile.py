@@ -5,9 +5,11 @@ and allocates each (falling back to the next pii graph when no order can be
 allocated), and the emitter turns each success into a program. ``compile_module``
 keeps the cheapest candidate under a cost model and stops when no candidate has
 improved for ``patience`` times the time it took to find the best one, or at the
-global timeout. Deterministic mode measures that "time" in e-graph nodes
-(phase 1's work, which does not depend on the machine) instead of seconds, so that the same input gives the same program on every run
-(as long as the global timeout is not reached).
+global timeout. Deterministic mode measures that "time" as work that does not
+depend on the machine instead of seconds: e-graph nodes (phase 1's work) plus
+``GRAPH_WORK`` for each pii graph tried (phase 2's; once the e-graph stops growing,
+the node count alone never exhausts the patience). So the same input gives the same
+program on every run (as long as the global timeout is not reached).
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ from .superopt.strip import Tiling
 from .target import TargetDef
 
 CostModel = Callable[[TargetDef, Program], float]
+GRAPH_WORK = 256  # deterministic patience: one pii graph tried counts as this many e-nodes of work
 
 
 class CompileError(ActgenError):
@@ -78,7 +81,7 @@ class Candidate:
     pii_graph: PiiGraph
     allocation: Allocation
     program: Program
-    work: int  # e-graph nodes when phase 1 found the pii graph
+    work: int  # when it was found: e-graph nodes + GRAPH_WORK per pii graph tried
 
 
 @dataclass
@@ -125,7 +128,7 @@ def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: C
         sel = InstructionSelector(target, module, limits)
     except ActgenError as err:  # the kernel uses something phase 1 cannot represent
         raise CompileError(err.message, err.loc) from None
-    graphs = sel.pii_graphs(None if stop is None else lambda k: stop(sel.stats.saturation.nodes))
+    graphs = sel.pii_graphs(None if stop is None else lambda k: stop(_work(sel, stats)))
     times: dict[str, float] = {}
     try:
         yield from _candidates(target, opts, stats, deadline, sel, graphs, times, stop)
@@ -155,7 +158,7 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
         except AllocationFailed as err:
             stats.failures.append(f"pii graph {stats.pii_graphs} ({g.num_instructions} instructions): {err.message}")
             # patience also runs out on pii graphs that do not allocate
-            if time.perf_counter() > deadline or (stop is not None and stop(sel.stats.saturation.nodes)):
+            if time.perf_counter() > deadline or (stop is not None and stop(_work(sel, stats))):
                 break
             continue
         finally:
@@ -164,9 +167,13 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
         t = time.perf_counter()
         prog = place_unread_inputs(target, emit_program(target.name, g, alloc, sel.input_types, sel.output_types))
         stats.emit_seconds += time.perf_counter() - t
-        yield Candidate(g, alloc, prog, sel.stats.saturation.nodes)
+        yield Candidate(g, alloc, prog, _work(sel, stats))
         if time.perf_counter() > deadline:
             break
+
+
+def _work(sel: InstructionSelector, stats: CompileStats) -> int:
+    return sel.stats.saturation.nodes + GRAPH_WORK * stats.pii_graphs
 
 
 def place_unread_inputs(target: TargetDef, prog: Program) -> Program:
@@ -221,7 +228,7 @@ def compile_direct(target: TargetDef, module: Module, opts: CompileOptions, dead
     best: tuple[float, Candidate] | None = None
     when_best = 0.0
 
-    def clock(work: int) -> float:  # e-graph nodes in deterministic mode, seconds otherwise
+    def clock(work: int) -> float:  # work (see _work) in deterministic mode, seconds otherwise
         return float(work) if opts.deterministic else time.perf_counter() - t0
 
     def stop(work: int) -> bool:  # asked by phase 1 before each round
