@@ -11,6 +11,8 @@ with a growing bound enumerates all pii graphs (§5.4).
 """
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -310,20 +312,35 @@ class Extractor:
             for ch in self.options(r):
                 stack.extend(ch.reqs)
 
-        def combine(xs: list[int]) -> int:
-            return max(xs, default=0) if shared else sum(xs)
-
+        # Knuth's generalisation of Dijkstra to AND-OR graphs: a requirement's count is
+        # final when it is the smallest pending, and an option is counted once all its
+        # operands are final (both combinations only grow with their operands). A sweep
+        # to a fixpoint instead took one pass per level of the e-graph: seconds past the
+        # compile's time limit on kernels of a few dozen operators.
+        users: dict[Req, list[tuple[Req, Choice, int]]] = {}
+        waiting: dict[tuple[Req, int], int] = {}
+        heap: list[tuple[int, int, Req]] = []
+        tie = itertools.count()  # requirements do not compare; ties pop in discovery order
+        for r in reach:
+            for i, ch in enumerate(self.options(r)):
+                operands = set(ch.reqs)
+                if not operands:
+                    heapq.heappush(heap, (1 if ch.kind == "pii" else 0, next(tie), r))
+                waiting[(r, i)] = len(operands)
+                for x in operands:
+                    users.setdefault(x, []).append((r, ch, i))
         best: dict[Req, int] = {}
-        changed = True
-        while changed:
-            changed = False
-            for r in reach:
-                for ch in self.options(r):
-                    if all(x in best for x in ch.reqs):
-                        v = (1 if ch.kind == "pii" else 0) + combine([best[x] for x in ch.reqs])
-                        if v < best.get(r, 1 << 60):
-                            best[r] = v
-                            changed = True
+        while heap:
+            v, _, r = heapq.heappop(heap)
+            if r in best:
+                continue
+            best[r] = v
+            for parent, ch, i in users.get(r, ()):
+                waiting[(parent, i)] -= 1
+                if waiting[(parent, i)] == 0 and parent not in best:
+                    xs = [best[x] for x in ch.reqs]
+                    cost = (1 if ch.kind == "pii" else 0) + (max(xs, default=0) if shared else sum(xs))
+                    heapq.heappush(heap, (cost, next(tie), parent))
         return best
 
     def _realize_all(self, reqs: list[Req], assign: dict[Req, Choice], path: set[Req], count: int,

@@ -167,6 +167,7 @@ class InstructionSelector:
                 for o, t in zip(outs, self.output_types)]
         self.eg.flush()
         self._root_refs = refs
+        self._extractor: Extractor | None = None  # the last round's: the e-graph has not changed since
 
     def _input(self, i: int, t: TensorType) -> Term:
         """Kernel input i: its bytes on d0, or (Module.resident) the value kept on chip,
@@ -225,7 +226,7 @@ class InstructionSelector:
                 selected = frozen and self.stats.saturation.saturated
                 self.stats.saturation.saturated = saturated
             t0 = time.perf_counter()
-            ex = Extractor(self.target, self.eg.view, self.output_buffers)
+            ex = self._extractor = Extractor(self.target, self.eg.view, self.output_buffers)
             graphs = ex.enumerate(self.roots, min(2**k, lim.max_pii_nodes), lim.graphs_per_round)
             self.stats.extraction_seconds += time.perf_counter() - t0
             self.stats.rounds = k
@@ -259,7 +260,10 @@ class InstructionSelector:
         raise NoPiiGraph(self.explain())
 
     def explain(self) -> str:
-        why = explain(Extractor(self.target, self.eg.view, self.output_buffers), self.roots)
+        # the enumeration ends right after a round's extraction, so its bounds are reused
+        # (computing them again on a large e-graph took seconds past the time limit)
+        ex = self._extractor or Extractor(self.target, self.eg.view, self.output_buffers)
+        why = explain(ex, self.roots)
         st, lim = self.stats.saturation, self.limits
         if not st.saturated and st.nodes > lim.max_nodes:
             why += (f" (the e-graph reached its limit of {lim.max_nodes} e-nodes before saturating: the kernel"
