@@ -86,12 +86,13 @@ ENTRY main {
   ROOT r = s8[16,16]{1,0} broadcast(a), dimensions={1}
 }
 """
-    res = compile_hlo(target("gemmini"), kernel, CompileOptions(timeout=20, tiling=False))
+    res = compile_hlo(target("gemmini"), kernel, CompileOptions(timeout=20, tiling=False, deterministic=True))
     assert verify(target("gemmini"), res, seeds=(0, 1)) == []
     ops = [i.name for i in res.program.instructions]
     # 16 rows loaded, or 8 rows loaded and stored twice (fewer cycles)
     assert set(ops) == {"mvin", "mvout_spad"} and len(ops) <= 17, ops
-    assert res.stats.phase1_seconds < 5
+    # deterministic patience runs out once the e-graph stops growing (it took the whole 20 s)
+    assert res.stats.seconds < 10
 
 
 def test_outputs_that_are_one_value_are_stored_twice():
