@@ -752,8 +752,8 @@ def _():
 @cases("broadcast-as-concat")
 def _():
     return [bcast(P(0, "s8", 16), 16, 16, dims=(1,)),  # a row repeated (Gemmini: one mvin each)
-            bcast(P(0, "f32", 3), 3, 5, dims=(0,)),  # a column repeated
             bcast(P(0, "s32", 2, 1), 4, 2, 3, dims=(1, 2)),  # added dim 0, stretched dim 2
+            bcast(P(0, "f32", 3), 1, 5, 3, dims=(2,)),  # the outermost dim of size > 1
             bcast(P(0, "bf16"), 2, 3, dims=())]
 
 
@@ -860,6 +860,7 @@ NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
     ("broadcast-as-reshape", lambda: bcast(P(0, "f32", 4), 4, 3, dims=(0,))),  # a real broadcast
     ("broadcast-squeeze", lambda: bcast(P(0, "f32", 4), 4, 3, dims=(0,))),  # no size-1 dims
     ("broadcast-as-concat", lambda: bcast(P(0, "f32", 4, 3), 1, 4, 3, dims=(1, 2))),  # adds only a size-1 dim
+    ("broadcast-as-concat", lambda: bcast(P(0, "f32", 3), 3, 5, dims=(0,))),  # adds columns: they interleave
     ("vector-as-row", lambda: op("add", P(0, "s32", 4, 3), P(1, "s32", 4, 3))),  # not a vector
     ("vector-as-row", lambda: sl(P(0, "f32", 8), (1, 7))),  # moves data, computes nothing
     ("dot-outer-product", lambda: dot(P(0, "s32", 5, 2), P(1, "s32", 2, 4))),  # K = 2: a real sum

@@ -759,17 +759,19 @@ def broadcast_as_reshape(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
 
 @axiom("broadcast-as-concat", {"broadcast"}, {"broadcast", "concatenate"}, expansive=True)
 def broadcast_as_concat(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
-    """broadcast(x) = concat(b, .., b) along a dimension d the broadcast adds (size n > 1),
-    b the broadcast with d of size 1: a broadcast row is n equal rows in one step (the
-    halving splits need log2(n) rounds, each a slice pushed through the broadcast)."""
-    dims = node.attrs["dimensions"]
+    """broadcast(x) = concat(b, .., b) along the outermost dimension of size n > 1 when the
+    broadcast adds it, b the broadcast with that dimension of size 1: a broadcast row is n
+    equal rows in one step (the halving splits need log2(n) rounds, each a slice pushed
+    through the broadcast). Only there are the slabs contiguous runs of the row-major
+    value; along an inner dimension they interleave (columns: no row-oriented buffer holds
+    one, and the strided stores writing 64 of them one after another nest 300 deep)."""
+    shape = node.type.shape
+    d = next((i for i, n in enumerate(shape) if n > 1), None)
+    if d is None or d in node.attrs["dimensions"]:
+        return
     mk = Make(view)
-    for d, n in enumerate(node.type.shape):
-        if n > 1 and d not in dims:
-            shape = list(node.type.shape)
-            shape[d] = 1
-            one = mk.broadcast(Class(node.children[0]), shape, dims)
-            yield mk.concat([one] * n, d)
+    one = mk.broadcast(Class(node.children[0]), shape[:d] + (1,) + shape[d + 1:], node.attrs["dimensions"])
+    yield mk.concat([one] * shape[d], d)
 
 
 @axiom("transpose-broadcast", {"transpose"}, {"broadcast", "transpose"})
