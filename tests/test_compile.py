@@ -235,3 +235,15 @@ ENTRY e {
     spans = sorted((d.offset, d.offset + d.type.dtype.nbytes * math.prod(d.type.shape)) for d in decls)
     assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))
     assert verify(target("gemmini"), res) == []
+
+
+def test_extraction_stops_exploring_at_its_limit(monkeypatch):
+    """Chains of read-modify-write operands can make the (class, buffer) requirements
+    exponential (a fuzz kernel explored millions, 60 s past a 10 s limit): the bounds stop
+    at MAX_REACH, what is left unexplored is not taken, and the refusal says so."""
+    from runtime_skeleton.isel import extract
+
+    monkeypatch.setattr(extract, "MAX_REACH", 50)
+    with pytest.raises(CompileError, match="explored only part of the e-graph"):
+        compile_hlo(target("gemmini"), ROOT / "examples/kernels/gemmini_add.hlo",
+                    CompileOptions(timeout=3, tiling=False, deterministic=True))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from .isa_rules import UNDEF, input_buffers
 from .terms import PII_PREFIX, ENode, Term, View
 
 CONST_LEAVES = ("constant", "iota")
+MAX_REACH = 200_000  # requirements explored per bound computation (chains of in-place users can be exponential)
 
 Req = tuple  # (e-class, buffer it is wanted in[, the requirement of the instruction that overwrites it in place,
 #              or a copy tag: a storage of its own])
@@ -157,12 +159,14 @@ class Extractor:
     view: View
     root_buffers: list[str] | None = None  # where each output is wanted (default: all in HBM)
     const: set[ClassId] = field(default_factory=set)
+    deadline: float | None = None  # time.perf_counter() after which the bounds stop exploring
 
     def __post_init__(self) -> None:
         self.const = constant_classes(self.view)
         self.hbm = self.target.hbm.name
         self._options: dict[Req, list[Choice]] = {}
         self._bounds: dict[tuple, dict[Req, int]] = {}  # (roots, shared) -> lower_bounds (the view is frozen)
+        self.truncated = False  # a bound computation stopped at MAX_REACH or the deadline
 
     def options(self, req: Req) -> list[Choice]:
         if req in self._options:
@@ -311,6 +315,10 @@ class Extractor:
             reach.append(r)
             for ch in self.options(r):
                 stack.extend(ch.reqs)
+            if self._exhausted(len(reach)):
+                # what is left unexplored has no count: its options are not taken (incomplete, not unsound)
+                self.truncated = True
+                break
 
         # Knuth's generalisation of Dijkstra to AND-OR graphs: a requirement's count is
         # final when it is the smallest pending, and an option is counted once all its
@@ -342,6 +350,10 @@ class Extractor:
                     cost = (1 if ch.kind == "pii" else 0) + (max(xs, default=0) if shared else sum(xs))
                     heapq.heappush(heap, (cost, next(tie), parent))
         return best
+
+    def _exhausted(self, explored: int) -> bool:
+        return explored >= MAX_REACH or (explored % 1024 == 0 and self.deadline is not None
+                                          and time.perf_counter() > self.deadline)
 
     def _realize_all(self, reqs: list[Req], assign: dict[Req, Choice], path: set[Req], count: int,
                      max_nodes: int, bound: dict[Req, int]) -> Iterator[tuple[dict[Req, Choice], int]]:

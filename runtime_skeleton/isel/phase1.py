@@ -226,7 +226,7 @@ class InstructionSelector:
                 selected = frozen and self.stats.saturation.saturated
                 self.stats.saturation.saturated = saturated
             t0 = time.perf_counter()
-            ex = self._extractor = Extractor(self.target, self.eg.view, self.output_buffers)
+            ex = self._extractor = Extractor(self.target, self.eg.view, self.output_buffers, deadline=deadline)
             graphs = ex.enumerate(self.roots, min(2**k, lim.max_pii_nodes), lim.graphs_per_round)
             self.stats.extraction_seconds += time.perf_counter() - t0
             self.stats.rounds = k
@@ -270,6 +270,9 @@ class InstructionSelector:
                     f" may need more rewriting than the limits allow; raise Limits.max_nodes and the timeout)")
         elif not st.saturated:
             why += f" (phase 1 stopped at its {lim.timeout:g} s limit before the e-graph saturated)"
+        if ex.truncated:
+            why += (" (extraction explored only part of the e-graph's (class, buffer) requirements before its"
+                    " limit: chains of read-modify-write operands can be too many to follow)")
         return f"no pii graph for {self.target.name}: " + why
 
 
