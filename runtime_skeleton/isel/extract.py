@@ -268,8 +268,9 @@ class Extractor:
         if not self.realizable(roots):
             return []
         reqs = self.root_reqs(roots)
-        bound = self.lower_bounds(reqs)
         self._need = self.lower_bounds(reqs, shared=True)
+        # a computation stopped at the deadline may have counted fewer: take what both counted
+        bound = {r: v for r, v in self.lower_bounds(reqs).items() if r in self._need}
         found: dict[tuple, PiiGraph] = {}
         self._steps = max_steps
         for assign, _ in self._realize_all(reqs, {}, set(), 0, max_nodes, bound):
