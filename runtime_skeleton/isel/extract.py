@@ -58,6 +58,11 @@ class Choice:
     node: ENode | None = None
     reqs: tuple[Req, ...] = ()
 
+    @property
+    def piis(self) -> int:
+        """The pii nodes this choice adds itself (its operands' come on top)."""
+        return 1 if self.kind == "pii" else 0
+
 
 @dataclass
 class PiiNode:
@@ -334,7 +339,7 @@ class Extractor:
             for i, ch in enumerate(self.options(r)):
                 operands = set(ch.reqs)
                 if not operands:
-                    heapq.heappush(heap, (1 if ch.kind == "pii" else 0, next(tie), r))
+                    heapq.heappush(heap, (ch.piis, next(tie), r))
                 waiting[(r, i)] = len(operands)
                 for x in operands:
                     users.setdefault(x, []).append((r, ch, i))
@@ -348,7 +353,7 @@ class Extractor:
                 waiting[(parent, i)] -= 1
                 if waiting[(parent, i)] == 0 and parent not in best:
                     xs = [best[x] for x in ch.reqs]
-                    cost = (1 if ch.kind == "pii" else 0) + (max(xs, default=0) if shared else sum(xs))
+                    cost = ch.piis + (max(xs, default=0) if shared else sum(xs))
                     heapq.heappush(heap, (cost, next(tie), parent))
         return best
 
@@ -371,12 +376,12 @@ class Extractor:
                 yield assign, count
             return
         options = [ch for ch in self.options(req) if all(x in bound for x in ch.reqs)]
-        options.sort(key=lambda ch: (1 if ch.kind == "pii" else 0) + sum(bound[x] for x in ch.reqs))
+        options.sort(key=lambda ch: ch.piis + sum(bound[x] for x in ch.reqs))
         for ch in options:
             self._steps -= 1
             if self._steps < 0:
                 return
-            cost = 1 if ch.kind == "pii" else 0
+            cost = ch.piis
             if count + cost + max((self._need[x] for x in ch.reqs if x not in assign), default=0) > max_nodes:
                 continue
             if any(x in path or x == req for x in ch.reqs):
