@@ -238,9 +238,8 @@ ENTRY e {
 
 
 def test_extraction_stops_exploring_at_its_limit(monkeypatch):
-    """Chains of read-modify-write operands can make the (class, buffer) requirements
-    exponential (a fuzz kernel explored millions, 60 s past a 10 s limit): the bounds stop
-    at MAX_REACH, what is left unexplored is not taken, and the refusal says so."""
+    """The bounds stop at MAX_REACH requirements (or the deadline): what is left
+    unexplored is not taken, and the refusal says so."""
     from runtime_skeleton.isel import extract
 
     monkeypatch.setattr(extract, "MAX_REACH", 50)

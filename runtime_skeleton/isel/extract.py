@@ -26,11 +26,12 @@ from .isa_rules import UNDEF, input_buffers
 from .terms import PII_PREFIX, ENode, Term, View
 
 CONST_LEAVES = ("constant", "iota")
-MAX_REACH = 200_000  # requirements explored per bound computation (chains of in-place users can be exponential)
+MAX_REACH = 200_000  # requirements explored per bound computation (a bound on memory and time)
 
-Req = tuple  # (e-class, buffer it is wanted in[, the requirement of the instruction that overwrites it in place,
-#              or a copy tag: a storage of its own])
+Req = tuple  # (e-class, buffer it is wanted in[, a tag naming a storage of its own: a copy, or the storage an
+#              instruction overwrites in place])
 COPY = "copy"
+IN_PLACE = "in-place"
 
 
 def copy_tag(anchor: Req | None, at: Any, c: ClassId) -> tuple:
@@ -38,14 +39,21 @@ def copy_tag(anchor: Req | None, at: Any, c: ClassId) -> tuple:
     instruction's operands are its own storage side by side, so a value that a
     concatenation holds twice (the halves of a broadcast are equal classes) must be
     produced twice, not shared, or no allocation exists. A copy is named by its
-    anchor (the nearest requirement above it that is not a copy), its offset in the
-    anchor's access dimensions, and its class; everything an identity instruction
-    holds inside a copy is a copy too, named the same way. So one region of one
-    anchor is one requirement however the concatenations above it were cut (naming
-    copies by their path instead made the requirements exponential in the number of
-    rows: a broadcast to 16 rows exhausted memory). Repeated outputs have no anchor:
-    ``at`` is the output's position."""
+    anchor (the nearest requirement above it that is neither a copy nor overwritten in
+    place), its offset in the anchor's access dimensions, and its class; everything an
+    identity instruction holds inside a copy is a copy too, named the same way. So one
+    region of one anchor is one requirement however the concatenations above it were
+    cut (naming copies by their path instead made the requirements exponential in the
+    number of rows: a broadcast to 16 rows exhausted memory). Repeated outputs have no
+    anchor: ``at`` is the output's position."""
     return (COPY, anchor, at, c)
+
+
+def in_place_tag(anchor: Req, at: Any) -> tuple:
+    """The operand an instruction overwrites in place (read-modify-write: its output
+    aliases that input), named like a copy by the place it shares with the
+    instruction's output: the output's anchor and offset."""
+    return (IN_PLACE, anchor, at)
 
 
 def is_copy(req: Req) -> bool:
@@ -231,35 +239,38 @@ class Extractor:
     @staticmethod
     def _place(req: Req, m: int) -> tuple[Req, tuple[int, ...]]:
         """The anchor a requirement lies in and its offset there (a requirement that is
-        not a copy, or an output's copy, is its own anchor)."""
-        if is_copy(req) and req[2][1] is not None:
+        neither a copy nor overwritten in place, or an output's copy, is its own anchor).
+        Anchors are never tagged by an anchor themselves, so names do not nest."""
+        if len(req) > 2 and req[2][1] is not None:
             return req[2][1], req[2][2]
         return req, (0,) * m
 
     def _operand_reqs(self, req: Req, n: ENode) -> tuple[Req, ...]:
         """What a pii's operands are wanted as. An operand the instruction overwrites in
-        place (read-modify-write: its output aliases that input) is wanted for this use
-        alone, not shared with other users, which still need its value (four matmuls
-        accumulating into zeroed tiles each get their own zeroed tile). The use is named by
-        the user's whole requirement: a value computed twice (once shared, once as another
-        in-place operand) overwrites two different copies, not one twice."""
+        place is wanted for this use alone, not shared with other users, which still
+        need its value (four matmuls accumulating into zeroed tiles each get their own
+        zeroed tile). It lies where the output will (``in_place_tag``): a chain of
+        in-place instructions is linear, so one class appears at one place of it once,
+        and (class, buffer, place) is one requirement. (Named by the user's whole
+        requirement, the names nested as deep as the chains, and their number grew
+        exponentially with the chains an e-graph holds: a fuzz kernel's s32 sums in
+        Gemmini's accumulator passed 200k requirements.)"""
         reqs = tuple(zip(n.children, input_buffers(self.target, n)))
         a = self.target.instructions[n.instr].alias
-        return reqs if a is None else reqs[:a] + (reqs[a] + (req,),) + reqs[a + 1:]
+        if a is None:
+            return reqs
+        anchor, at = self._place(req, len(self.target.buffers[req[1]].access_shape))
+        return reqs[:a] + (reqs[a] + (in_place_tag(anchor, at),),) + reqs[a + 1:]
 
     def _overwrites_own_user(self, n: ENode, req: Req) -> bool:
-        """Whether n would overwrite in place a value that a chain of in-place users
-        above it already is: a cycle in the data flow, and without this check an ever
-        deeper requirement (the e-graph has cycles, so chains of in-place users do)."""
+        """Whether n would overwrite, in place of its anchor, the anchor's own value:
+        computing a value into storage that a chain then brings back to the same value.
+        A chain member above is caught as a cycle of requirements instead."""
         a = self.target.instructions[n.instr].alias
         if a is None:
             return False
-        r: Req | None = req
-        while r is not None:
-            if r[0] == n.children[a]:
-                return True
-            r = r[2] if len(r) > 2 and not is_copy(r) else None
-        return False
+        anchor, at = self._place(req, len(self.target.buffers[req[1]].access_shape))
+        return anchor[0] == n.children[a] and not any(at)
 
     def enumerate(self, roots: list[ClassId], max_nodes: int, limit: int,
                   max_steps: int = 20_000) -> list[PiiGraph]:

@@ -272,7 +272,7 @@ class InstructionSelector:
             why += f" (phase 1 stopped at its {lim.timeout:g} s limit before the e-graph saturated)"
         if ex.truncated:
             why += (" (extraction explored only part of the e-graph's (class, buffer) requirements before its"
-                    " limit: chains of read-modify-write operands can be too many to follow)")
+                    " time or size limit)")
         return f"no pii graph for {self.target.name}: " + why
 
 
