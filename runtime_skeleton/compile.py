@@ -54,7 +54,10 @@ class CompileOptions:
     solve: SolveOptions = field(default_factory=SolveOptions)
     cost: CostModel = cycles
     tiling: bool = True  # when the kernel does not compile as straight-line code, strip-mine it into loops
-    direct_share: float = 0.25  # of the time left, what the straight-line attempt may use before tiling is tried
+    # of the time left, what the straight-line attempt may use before tiling is tried: half, since a
+    # kernel that fits on chip is best as Act's straight-line program (AMX K1's phase 1 takes 16 s of
+    # the default 60; a quarter gave a loop nest) and tiling needs far less than the rest
+    direct_share: float = 0.5
     jobs: int = 1  # processes evaluating the tiled search's options of the whole kernel (not with deterministic)
 
 
