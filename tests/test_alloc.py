@@ -77,6 +77,19 @@ def test_orders_containing_a_failed_interference_graph_are_skipped(gemm):
     assert list(topological_orders(g, t, [frozenset()])) == []  # the empty graph is in every graph
 
 
+def test_order_enumeration_stops_at_its_deadline(gemm):
+    """Past the deadline no further order is enumerated (the heuristic one still is):
+    when every order is pruned, nothing is yielded, so phase 2 could not stop the
+    enumeration itself (a fuzz kernel ran 6 s past its limit there)."""
+    import time
+
+    _, g = gemm
+    t = target("gemmini")
+    past = time.perf_counter() - 1.0
+    assert list(topological_orders(g, t, [], deadline=past)) == [heuristic_order(g, t)]
+    assert len(list(topological_orders(g, t, []))) == 2
+
+
 def test_allocation_satisfies_the_instruction_constraints_and_runs(gemm):
     sel, g = gemm
     t = target("gemmini")

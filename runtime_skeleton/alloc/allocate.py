@@ -419,7 +419,7 @@ def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None,
     last: AllocationFailed | None = None
     tried = 0
     stop = time.perf_counter() + opts.budget
-    orders = topological_orders(g, target, failed)
+    orders = topological_orders(g, target, failed, deadline=stop)
     while True:
         t = time.perf_counter()
         order = next(orders, None)

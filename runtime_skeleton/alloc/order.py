@@ -13,6 +13,7 @@ orders whose interference graph contains that of an order that already failed
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator
 
 from ..isel.extract import PiiGraph
@@ -65,9 +66,11 @@ def heuristic_order(g: PiiGraph, target: TargetDef) -> list[int]:
 
 
 def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
-                       limit: int = 10_000) -> Iterator[list[int]]:
+                       limit: int = 10_000, deadline: float | None = None) -> Iterator[list[int]]:
     """Every topological order (heuristic first), pruned by the interference graphs
-    in ``failed`` (which the caller extends as orders fail)."""
+    in ``failed`` (which the caller extends as orders fail), until ``limit`` orders or
+    ``deadline`` (time.perf_counter()): when every order is pruned, none is yielded, and
+    the caller cannot stop the search itself (a fuzz kernel spent 6 s past its limit here)."""
     first = heuristic_order(g, target)
     rank = {v: i for i, v in enumerate(first)}
     deps = {y: {p for p in producers(g, y) if g.nodes[p].is_instruction} for y in first}
@@ -95,7 +98,7 @@ def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
 
     for order in extend([], set()):
         count += 1
-        if count > limit:
+        if count > limit or (count > 1 and deadline is not None and time.perf_counter() > deadline):
             return
         if not pruned(order):
             yield order
