@@ -211,7 +211,7 @@ class Extractor:
         (the copies of one anchor lie within it)."""
         buf = req[1]
         m = len(self.target.buffers[buf].access_shape)
-        anchor, base = self._place(req, m)
+        anchor, base = self._place(req)
         inside = is_copy(req)
         if n.op == "slice^H":
             (k,) = n.children
@@ -236,14 +236,13 @@ class Extractor:
             step += self.view.type(k).shape[dim]
         return tuple(out)
 
-    @staticmethod
-    def _place(req: Req, m: int) -> tuple[Req, tuple[int, ...]]:
+    def _place(self, req: Req) -> tuple[Req, tuple[int, ...]]:
         """The anchor a requirement lies in and its offset there (a requirement that is
         neither a copy nor overwritten in place, or an output's copy, is its own anchor).
         Anchors are never tagged by an anchor themselves, so names do not nest."""
         if len(req) > 2 and req[2][1] is not None:
             return req[2][1], req[2][2]
-        return req, (0,) * m
+        return req, (0,) * len(self.target.buffers[req[1]].access_shape)
 
     def _operand_reqs(self, req: Req, n: ENode) -> tuple[Req, ...]:
         """What a pii's operands are wanted as. An operand the instruction overwrites in
@@ -259,7 +258,7 @@ class Extractor:
         a = self.target.instructions[n.instr].alias
         if a is None:
             return reqs
-        anchor, at = self._place(req, len(self.target.buffers[req[1]].access_shape))
+        anchor, at = self._place(req)
         return reqs[:a] + (reqs[a] + (in_place_tag(anchor, at),),) + reqs[a + 1:]
 
     def _overwrites_own_user(self, n: ENode, req: Req) -> bool:
@@ -269,7 +268,7 @@ class Extractor:
         a = self.target.instructions[n.instr].alias
         if a is None:
             return False
-        anchor, at = self._place(req, len(self.target.buffers[req[1]].access_shape))
+        anchor, at = self._place(req)
         return anchor[0] == n.children[a] and not any(at)
 
     def enumerate(self, roots: list[ClassId], max_nodes: int, limit: int,
