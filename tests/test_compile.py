@@ -112,6 +112,55 @@ ENTRY main {
     assert ops.count("mvout_acc32") == 2 and ops.count("compute_ws") == 1, ops
 
 
+def test_a_piece_writes_its_output_into_a_region_of_its_own():
+    """The first half of one f32 row is a view of the input's bytes. As a whole kernel
+    the empty program says so (its output lies in its input); as a piece of a larger
+    kernel (Module.output_written) that pii graph has no allocation, since the whole
+    kernel's program moves the piece's output to its own place."""
+    import dataclasses
+
+    from runtime_skeleton.alloc.allocate import AllocationFailed, allocate
+    from runtime_skeleton.alloc.order import topological_orders
+    from runtime_skeleton.compile import load_kernel
+    from runtime_skeleton.isel.phase1 import InstructionSelector
+
+    kernel = load_kernel("""HloModule row
+ENTRY main {
+  x = f32[1,64]{1,0} parameter(0)
+  ROOT r = f32[1,32]{1,0} slice(x), slice={[0:1], [0:32]}
+}
+""")
+    t = target("gemmini")
+    g = InstructionSelector(t, kernel).first()
+    assert g.num_instructions == 0 and not g.output_written
+    order = next(topological_orders(g, t, []))
+    assert _overlaps_alloc(allocate(t, g, order))
+    with pytest.raises(AllocationFailed, match="output 0 is a view of input 0"):
+        allocate(t, dataclasses.replace(g, output_written=True), order)
+    piece = InstructionSelector(t, dataclasses.replace(kernel, output_written=True)).first()
+    assert piece.output_written
+
+
+def _overlaps_alloc(a) -> bool:  # the output starts inside the input's 256 bytes
+    return a.inputs[0] <= a.outputs[0] < a.inputs[0] + 256
+
+
+@pytest.mark.slow
+def test_a_tile_that_views_its_input_is_copied_in_the_loop():
+    """x[:, 0:32] cut into rows: each output row is the first half of an input row, a
+    view of the tile's input. Before, the tile program was empty (its output pointed into
+    its input), so the loop wrote nothing and the output stayed zero."""
+    kernel = """HloModule cols
+ENTRY main {
+  x = f32[16,64]{1,0} parameter(0)
+  ROOT r = f32[16,32]{1,0} slice(x), slice={[0:16], [0:32]}
+}
+"""
+    t = target("gemmini")
+    res = compile_hlo(t, kernel, CompileOptions(timeout=30, deterministic=True))
+    assert res.tiling is not None and verify(t, res) == []
+
+
 def test_a_kernel_the_target_cannot_run_is_explained():
     with pytest.raises(CompileError, match="tuple-valued 'reduce'"):
         compile_hlo(target("gemmini"), ROOT / "examples/kernels/argmax_f32.hlo")

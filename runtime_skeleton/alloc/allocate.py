@@ -208,7 +208,34 @@ class _Problem:
                 off += -(-self.ext[v][0] // ALIGN) * ALIGN
             self.const_size = off
         self._hints(consts)
+        if g.output_written:
+            self._outputs_apart(bool(consts))
         self._scratch_apart()
+
+    def _outputs_apart(self, consts: bool) -> None:
+        """A piece's HBM outputs (Module.output_written) are written into regions of their
+        own, apart from the inputs (but the one an output takes over) and the constant
+        section: the whole kernel's program moves a tile's or a part's output to its place
+        there, away from the input it would otherwise have been a view of."""
+        hbm = self.target.hbm.name
+        others = [(self.const_base, self.const_size)] if consts else []
+        lits = self.group("CSP3", "outputs apart from the inputs and constants")
+        for k, o in enumerate(self.g.outputs):
+            if self.g.nodes[o].buffer != hbm:
+                continue
+            regions = [(self.inputs[i], self._size_of_input(i)) for i in sorted(self.inputs)
+                       if self.g.alias.get(k) != i] + others
+            for start, size in regions:
+                self._apart(self.s[o][0], self.ext[o][0], start, size, lits)
+
+    def _apart(self, s, n: int, start, size: int, lits: list | None) -> None:  # noqa: ANN001
+        """[s, s + n) and [start, start + size) do not overlap."""
+        before, after = self.m.new_bool_var(""), self.m.new_bool_var("")
+        self.m.add(s + n <= start).only_enforce_if(before)
+        self.m.add(start + size <= s).only_enforce_if(after)
+        ct = self.m.add_bool_or([before, after])
+        if lits:
+            ct.only_enforce_if(lits)
 
     def _scratch_apart(self) -> None:
         """HBM results that are no part of an output (scratch: a value stored to be loaded
@@ -229,14 +256,8 @@ class _Problem:
         regions += [(self.s[o][0], self.ext[o][0]) for o in g.outputs if g.nodes[o].buffer == hbm]
         lits = self.group("CSP3", "HBM scratch apart from the kernel's tensors")
         for v in scratch:
-            (s,), (n,) = self.s[v], self.ext[v]
             for start, size in regions:
-                before, after = self.m.new_bool_var(""), self.m.new_bool_var("")
-                self.m.add(s + n <= start).only_enforce_if(before)
-                self.m.add(start + size <= s).only_enforce_if(after)
-                ct = self.m.add_bool_or([before, after])
-                if lits:
-                    ct.only_enforce_if(lits)
+                self._apart(self.s[v][0], self.ext[v][0], start, size, lits)
 
     def _hints(self, consts: list[int]) -> None:
         """Inputs, outputs and the constant section packed from address 0, in that order."""
@@ -330,6 +351,29 @@ def _peak_message(g: PiiGraph, target: TargetDef, ranges: dict[int, LiveRange]) 
     return None
 
 
+def _viewed_output(g: PiiGraph, target: TargetDef) -> str | None:
+    """Fast check of CSP3's outputs apart (a piece's, Module.output_written): an HBM output
+    that identity instructions make of an input's storage (but the one it takes over) or
+    of the constant section lies there, so no allocation exists."""
+    if not g.output_written:
+        return None
+    hbm = target.hbm.name
+    for k, o in enumerate(g.outputs):
+        stack, seen = [o], set()
+        while stack:
+            v = stack.pop()
+            n = g.nodes[v]
+            if v in seen or n.buffer != hbm:
+                continue
+            seen.add(v)
+            if n.kind == "const" or (n.kind == "input" and g.alias.get(k) != n.attrs["index"]):
+                what = "the constant section" if n.kind == "const" else f"input {n.attrs['index']}"
+                return f"output {k} is a view of {what} (%{v}): no instruction writes it"
+            if is_identity(n):
+                stack += n.args
+    return None
+
+
 def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOptions | None = None,
              explain: bool = True) -> Allocation:
     """Solve CSP1–CSP4 for one order; AllocationFailed says which groups conflict (all
@@ -342,6 +386,9 @@ def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOption
     peak = _peak_message(g, target, ranges)
     if peak:
         raise AllocationFailed(f"CSP4: {peak}", [("CSP4", peak.split()[1])], phi)
+    viewed = _viewed_output(g, target)
+    if viewed:
+        raise AllocationFailed(f"CSP3: {viewed}", [("CSP3", "outputs apart from the inputs and constants")])
     prob = _Problem(target, g, ranges, assume=False)
     status, solver = prob.solve(opts)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):

@@ -101,6 +101,10 @@ class Module:
     # reduction loop): (parameter number, or -1 for the output; buffer), each at the
     # start of its buffer. An on-chip parameter is donated: the program may overwrite it.
     resident: tuple[tuple[int, str], ...] = ()
+    # A piece of a larger kernel (a tile, an output, a stage): its program must write its
+    # output into a region of its own, which the whole kernel's program then moves to its
+    # place. (A whole kernel's output may be a view of an input: the program says where.)
+    output_written: bool = False
 
     def resident_in(self, index: int) -> str | None:
         """The buffer parameter ``index`` (-1: the output) lives in, None for HBM."""
@@ -125,5 +129,6 @@ class Module:
             and self.entry == other.entry
             and self.output_alias == other.output_alias
             and self.resident == other.resident
+            and self.output_written == other.output_written
             and list(self.computations.items()) == list(other.computations.items())
         )

@@ -94,6 +94,7 @@ class PiiGraph:
     outputs: list[int]
     alias: dict[int, int] = field(default_factory=dict)  # output position -> the input whose storage it takes
     resident: tuple[tuple[int, str], ...] = ()  # Module.resident: on-chip inputs (and output, -1)
+    output_written: bool = False  # Module.output_written: outputs apart from the inputs and constants
 
     @property
     def donated(self) -> set[int]:

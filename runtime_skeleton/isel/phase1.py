@@ -236,6 +236,7 @@ class InstructionSelector:
                     if self.module.output_alias is not None:
                         g.alias = {0: self.module.output_alias}
                     g.resident = self.module.resident
+                    g.output_written = self.module.output_written
                     yield g
             if time.perf_counter() > deadline:
                 break

@@ -42,7 +42,7 @@ def parts(module: Module) -> list[tuple[Module, tuple[int, ...]]]:
                 for i in comp.instructions if i.name in needed]
         entry = Computation(comp.name, body, out, comp.loc)
         computations = {**module.computations, comp.name: entry}
-        found.append((Module(f"{module.name}.out{k}", computations, module.entry, module.loc),
+        found.append((Module(f"{module.name}.out{k}", computations, module.entry, module.loc, output_written=True),
                       tuple(p.attrs["parameter_number"] for p in params)))
     return found
 

@@ -172,7 +172,7 @@ def _stage_module(module: Module, comp: Computation, k: int, members: list[str],
         body.append(Instruction(root, "tuple", TupleType(tuple(comp[n].type for n in outputs)), tuple(outputs)))
     entry = Computation(comp.name, body, root, comp.loc)
     computations = {**module.computations, comp.name: entry}
-    return Module(f"{module.name}.stage{k - 1}", computations, module.entry, module.loc), reads
+    return Module(f"{module.name}.stage{k - 1}", computations, module.entry, module.loc, output_written=True), reads
 
 
 def _users(comp: Computation, name: str) -> list[str]:

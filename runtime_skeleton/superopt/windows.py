@@ -162,6 +162,7 @@ def windowed(tiling: Tiling) -> tuple[Module, tuple[Placement | None, ...]]:
         raise NotTileable("the tile kernel already writes its output in place")
     entry = Computation(comp.name, em.out, root)
     out = Module(module.name, {**module.computations, comp.name: entry}, module.entry,
-                 output_alias=module.output_alias if alias is None else alias, resident=module.resident)
+                 output_alias=module.output_alias if alias is None else alias, resident=module.resident,
+                 output_written=True)
     return out, tuple(places)
 
