@@ -398,6 +398,11 @@ cases("dot-split-lhs", "dot-split-rhs")(lambda: _dots_float() + _dots_int())
 cases("dot-split-batch")(lambda: [d for d in _dots_float() + _dots_int() if d.attrs["lhs_batch_dims"]]
                          + [dot(P(0, "bf16", 3, 2, 2), P(1, "bf16", 3, 2, 2), lc=(2,), rc=(1,), lb=(0,), rb=(0,))])
 cases("dot-split-contract")(_dots_int)
+cases("dot-unit-batch")(lambda: [
+    dot(P(0, "f32", 1, 5, 3), P(1, "f32", 1, 3, 4), lc=(2,), rc=(1,), lb=(0,), rb=(0,)),
+    dot(P(0, "s8", 2, 1, 3, 4), P(1, "s8", 2, 1, 4, 5), lc=(3,), rc=(2,), lb=(0, 1), rb=(0, 1), dtype="s32"),
+    dot(P(0, "bf16", 3, 1, 4), P(1, "bf16", 4, 1, 2), lc=(2,), rc=(0,), lb=(1,), rb=(1,), dtype="f32"),
+    dot(P(0, "u8", 1, 1, 6), P(1, "u8", 6, 1, 3), lc=(2,), rc=(0,), lb=(0,), rb=(1,), dtype="s32")])
 cases("dot-split-contract-float")(_dots_float)
 
 
@@ -864,6 +869,7 @@ NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
     ("vector-as-row", lambda: op("add", P(0, "s32", 4, 3), P(1, "s32", 4, 3))),  # not a vector
     ("vector-as-row", lambda: sl(P(0, "f32", 8), (1, 7))),  # moves data, computes nothing
     ("dot-outer-product", lambda: dot(P(0, "s32", 5, 2), P(1, "s32", 2, 4))),  # K = 2: a real sum
+    ("dot-unit-batch", lambda: dot(P(0, "f32", 2, 5, 3), P(1, "f32", 2, 3, 4), lc=(2,), rc=(1,), lb=(0,), rb=(0,))),
     ("transpose-reshape", lambda: tr(rs(P(0, "f32", 12), 3, 4), 1, 0)),  # splits one dim: moves a part
     ("bitcast-convert-splat", lambda: bc(bcast(const(1, "s32"), 4), "u8")),  # bytes 1, 0, 0, 0
     ("concat-strided-store", lambda: rs(cat(0, P(0, "u8", 2, 8), P(1, "u8", 3, 8)), 40)),  # rows: contiguous

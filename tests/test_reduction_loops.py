@@ -165,3 +165,52 @@ ENTRY main {
     assert res.tiling.tile.result_type.shape == (16, 16) and res.split.trips == 2
     assert verify(amx.TARGET, res) == []
     assert "tdpbusd" in {c.name for c in res.program.flat()}
+
+
+BATCH_OF_ONE = """HloModule bm
+ENTRY main {{
+  a = {t}[1,16,32]{{2,1,0}} parameter(0)
+  b = {t}[1,32,16]{{2,1,0}} parameter(1)
+  ROOT d = {r}[1,16,16]{{2,1,0}} dot(a, b), lhs_batch_dims={{0}}, lhs_contracting_dims={{2}}, rhs_batch_dims={{0}}, rhs_contracting_dims={{1}}
+}}"""
+
+
+def test_a_batch_of_one_is_a_plain_matmul():
+    """The tile of a batched matmul cut along its batch (dot-unit-batch): Gemmini's array
+    computes it straight away."""
+    res = _compile(load_kernel(BATCH_OF_ONE.format(t="s8", r="s32")))
+    assert verify(gemmini.TARGET, res) == []
+    assert "compute_ws" in {c.name for c in res.program.flat()}
+
+
+def test_a_batched_tile_is_kept_in_its_buffer_as_rows():
+    """A tile f32[1, 1, 16] of a batched kernel accumulating in a zmm register is the
+    register's row f32[1, 16] (bflat.resident_type), so the reduction loop's body is one
+    vector FMA, as for a 2-D GEMM."""
+    import time
+
+    import generated.amx as amx
+    from runtime_skeleton.ir.dtypes import DTYPES
+    from runtime_skeleton.ir.types import TensorType
+    from runtime_skeleton.isel.bflat import resident_type
+
+    f32, s32 = DTYPES["f32"], DTYPES["s32"]
+    zmm, acc = amx.TARGET.buffers["zmm"], gemmini.TARGET.buffers["acc"]
+    assert resident_type(zmm, TensorType(f32, (1, 1, 16))) == TensorType(f32, (1, 16))
+    assert resident_type(zmm, TensorType(f32, (1, 16))) == TensorType(f32, (1, 16))
+    assert resident_type(acc, TensorType(s32, (1, 16, 16))) == TensorType(s32, (16, 16))
+
+    module = load_kernel(BATCH_OF_ONE.format(t="f32", r="f32"))
+    body = split(strip(identity(module), 1, "i", 1), 1, "k").on("zmm").body
+    res = compile_direct(amx.TARGET, windowed(body)[0], CompileOptions(timeout=20), time.perf_counter() + 20)
+    assert [c.name for c in res.program.flat()] == ["vbroadcastss", "vmovups_load", "vfmadd231ps"]
+
+
+@pytest.mark.slow
+def test_a_batched_int8_matmul_compiles_batch_by_batch():
+    """examples/kernels/batched_matmul_i8: a loop over the batch, each tile a plain matmul."""
+    from pathlib import Path
+
+    kernel = Path(__file__).resolve().parent.parent / "examples/kernels/batched_matmul_i8.hlo"
+    res = compile_hlo(gemmini.TARGET, kernel, CompileOptions(deterministic=True))
+    assert res.tiling is not None and verify(gemmini.TARGET, res) == []

@@ -861,6 +861,32 @@ def dot_split_batch(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
             yield mk.concat([mk.redot(node, a0, b0), mk.redot(node, a1, b1)], i)
 
 
+@axiom("dot-unit-batch", {"dot"}, {"dot", "reshape"})
+def dot_unit_batch(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(a, b) with a batch dimension of size 1 = reshape(dot(a', b')), a' and b' without it:
+    a batch of one is a plain matmul (how the tiles of a batched matmul, split along the
+    batch, reach a 2-D matmul unit)."""
+    mk = Make(view)
+    a, b = kids(node)
+    lb, lc, rb, rc = dot_dims(node)
+    for i, (dl, dr) in enumerate(zip(lb, rb)):
+        if mk.type(a).shape[dl] == 1:
+            a1, b1 = _drop_dim(mk, a, dl), _drop_dim(mk, b, dr)
+            lb1, lc1 = _renumber(lb[:i] + lb[i + 1:], dl), _renumber(lc, dl)
+            rb1, rc1 = _renumber(rb[:i] + rb[i + 1:], dr), _renumber(rc, dr)
+            yield mk.reshape(mk.dot(a1, b1, node.type.dtype, lc1, rc1, lb1, rb1, base=node), node.type.shape)
+
+
+def _drop_dim(mk: Make, x: Arg, d: int) -> Arg:
+    """x without its unit dimension d."""
+    shape = mk.type(x).shape
+    return mk.reshape(x, shape[:d] + shape[d + 1:])
+
+
+def _renumber(dims: Sequence[int], dropped: int) -> tuple[int, ...]:
+    return tuple(d - (d > dropped) for d in dims)
+
+
 def _split_contract(view: View, node: ENode) -> Iterator[Arg]:
     mk = Make(view)
     a, b = kids(node)

@@ -117,10 +117,11 @@ def reinterpret_steps(src: TensorType, dst: TensorType) -> list[Step]:
 
 def resident_type(buffer: BufferDef, t: TensorType) -> TensorType:
     """The type a value of type ``t`` has when it is kept in ``buffer`` from its start:
-    ``t`` itself in a buffer of its element type; otherwise its bytes as the buffer's
-    rows (an s32 accumulator in AMX's byte tiles: s8[1, 16, 64]), the slice shape the
-    buffer's instructions read and write."""
-    if buffer.dtype == t.dtype:
+    ``t`` itself in a buffer of its element type and slice rank; otherwise its bytes as the buffer's
+    rows (an s32 accumulator in AMX's byte tiles: s8[1, 16, 64]; a tile f32[1, 1, 16] of a
+    batched kernel in a zmm register: f32[1, 16]), the slice shape the buffer's
+    instructions read and write."""
+    if buffer.dtype == t.dtype and t.rank == len(buffer.access_shape) + len(buffer.unit_shape):
         return t.with_layout(None)
     unit = math.prod(buffer.unit_shape) * buffer.dtype.nbytes
     if t.dtype.is_pred or buffer.dtype.is_pred or t.nbytes % unit:
