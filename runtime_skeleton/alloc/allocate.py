@@ -7,7 +7,8 @@ d); its extent is fixed by its type. Then
   CSP2  s_x = h_θ^(i)(β) for each operand x (an aliased read-modify-write operand
         thereby shares the output's address); identity instructions tie a slice to
         its operand plus the offset and a concatenation's operands side by side,
-  CSP3  kernel inputs and outputs at their HBM regions, constants in one
+  CSP3  kernel inputs and outputs at their HBM regions (a piece's outputs apart
+        from its inputs and constants, Module.output_written), constants in one
         contiguous constant section,
   CSP4  storage (owners, and slices read after the rest of their owner is dead,
         liveness.live_ranges) of the same buffer with overlapping live ranges is
