@@ -38,6 +38,7 @@ from .order import topological_orders
 
 ALIGN = 64  # bytes; where the HBM regions are hinted to start and the constant section packs
 CORE_DETERMINISTIC_TIME = 1.0  # CP-SAT's deterministic seconds for naming the groups that conflict
+OUTPUTS_APART = ("CSP3", "outputs apart from the inputs and constants")  # the group of _outputs_apart
 
 
 class AllocationFailed(ActgenError):
@@ -220,7 +221,7 @@ class _Problem:
         there, away from the input it would otherwise have been a view of."""
         hbm = self.target.hbm.name
         others = [(self.const_base, self.const_size)] if consts else []
-        lits = self.group("CSP3", "outputs apart from the inputs and constants")
+        lits = self.group(*OUTPUTS_APART)
         for k, o in enumerate(self.g.outputs):
             if self.g.nodes[o].buffer != hbm:
                 continue
@@ -389,7 +390,7 @@ def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOption
         raise AllocationFailed(f"CSP4: {peak}", [("CSP4", peak.split()[1])], phi)
     viewed = _viewed_output(g, target)
     if viewed:
-        raise AllocationFailed(f"CSP3: {viewed}", [("CSP3", "outputs apart from the inputs and constants")])
+        raise AllocationFailed(f"CSP3: {viewed}", [OUTPUTS_APART])
     prob = _Problem(target, g, ranges, assume=False)
     status, solver = prob.solve(opts)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
