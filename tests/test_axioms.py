@@ -692,7 +692,10 @@ def _():
     return [sl(rs(P(0, "u8", 1024), 32, 32), (16, 32), (0, 16)),  # a 16x16 tile: rows of 16, 32 apart
             sl(rs(P(0, "s8", 60), 5, 3, 4), (1, 4), (0, 3), (1, 3)),
             sl(rs(P(0, "u8", 35), 5, 7), (2, 3), (1, 6)),  # one row: contiguous
-            sl(rs(P(0, "f32", 35), 7, 5), (2, 5), (0, 5))]  # whole rows: contiguous
+            sl(rs(P(0, "f32", 35), 7, 5), (2, 5), (0, 5)),  # whole rows: contiguous
+            sl(rs(P(0, "u8", 20), 4, 5), (0, 4, 2), (0, 5)),  # every other row
+            sl(rs(P(0, "u8", 256), 1, 16, 4, 4), (0, 1), (2, 3), (1, 4, 2), (0, 4)),  # every other float of a row
+            sl(rs(P(0, "s8", 36), 12, 3), (1, 12, 4), (0, 3))]
 
 
 @cases("slice-reshape")
@@ -856,7 +859,9 @@ NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
     # a partial byte dimension is not a whole element; strided and gapped windows are no row windows
     ("slice-bitcast-convert", lambda: sl(bc(P(0, "s32", 4), "u8"), (0, 4), (1, 3))),
     ("slice-reshape-strided", lambda: sl(rs(P(0, "u8", 60), 3, 4, 5), (0, 2), (1, 3), (1, 4))),
-    ("slice-reshape-strided", lambda: sl(rs(P(0, "u8", 20), 4, 5), (0, 4, 2), (0, 5))),
+    # a stride outside the innermost sliced dimension, or under a range of rows: runs not evenly spaced
+    ("slice-reshape-strided", lambda: sl(rs(P(0, "u8", 60), 3, 4, 5), (0, 3, 2), (0, 4), (1, 3))),
+    ("slice-reshape-strided", lambda: sl(rs(P(0, "u8", 60), 3, 4, 5), (0, 2), (0, 4, 2), (0, 5))),
     ("slice-reshape", lambda: sl(rs(P(0, "f32", 4, 6), 24), (2, 9))),  # crosses a row of the merged dims
     ("bitcast-convert-concat", lambda: bc(cat(1, P(0, "u8", 3, 2), P(1, "u8", 3, 2)), "s32")),  # the byte dim
     ("reshape-concat", lambda: rs(cat(1, P(0, "f32", 2, 3), P(1, "f32", 2, 5)), 16)),  # columns are not runs

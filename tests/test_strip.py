@@ -147,9 +147,10 @@ def test_not_tileable_names_the_operator():
     t = parse_module("""HloModule m
 ENTRY e {
   a = f32[8,4]{1,0} parameter(0)
-  ROOT r = f32[4,4]{1,0} slice(a), slice={[2:6], [0:4]}
+  n = f32[8,4]{1,0} negate(a)
+  ROOT r = f32[4,4]{1,0} slice(n), slice={[2:6], [0:4]}
 }""", "m")
-    with pytest.raises(NotTileable, match="a slice of part of the strip dimension"):
+    with pytest.raises(NotTileable, match="a slice of part of the strip dimension of a computed value"):
         strip(identity(t), 2, "i")
     r = parse_module("""HloModule m
 ENTRY e {
@@ -158,6 +159,47 @@ ENTRY e {
 }""", "m")
     with pytest.raises(NotTileable, match="a reshape that regroups the strip dimension"):
         strip(identity(r), 2, "i")
+
+
+STRIDED_SLICE = """HloModule m
+ENTRY e {
+  a = f32[16,24]{1,0} parameter(0)
+  ROOT r = f32[6,7]{1,0} slice(a), slice={[1:13:2], [2:23:3]}
+}"""
+
+
+def test_a_strided_slice_of_an_input_is_cut_into_strided_tiles():
+    """Tile k of a slice with an offset and a stride along the strip reads the input's
+    rows start + stride * (k * t + j): a parameter of (t - 1) * stride + 1 rows, placed
+    stride * t rows further each iteration, sliced with the stride in the tile kernel."""
+    module = parse_module(STRIDED_SLICE, "m")
+    x = random_inputs(module.parameter_types, 0)
+    want = evaluate(module, x)[0]
+    outer = strip(identity(module), 2, "i", 0)
+    assert str(outer.tile.parameter_types[0]) == "f32[3,24]{1,0}"
+    assert outer.inputs[0].const == 96 and outer.inputs[0].terms == (("i", 384),)  # row 1, then 4 rows on
+    checked = 0
+    for d in cut_dimensions(module):
+        for t in tile_sizes(module, d):
+            tiling = strip(identity(module), t, "i", d)
+            np.testing.assert_array_equal(_run_tiled(tiling, module, x), want)
+            for u in tile_sizes(tiling.tile, 1 - d):
+                np.testing.assert_array_equal(_run_tiled(strip(tiling, u, "j", 1 - d), module, x), want)
+                checked += 1
+    assert checked >= 4
+
+
+def test_a_strided_slice_compiles_into_strided_tile_moves():
+    """Every third float of a row: a tile load of 4-byte rows 12 bytes apart, stored packed."""
+    res = compile_hlo(amx.TARGET, """HloModule m
+ENTRY e {
+  a = f32[1,64]{1,0} parameter(0)
+  ROOT r = f32[1,16]{1,0} slice(a), slice={[0:1], [1:48:3]}
+}""", CompileOptions(deterministic=True, timeout=30))
+    load, store = res.program.instructions
+    assert (load.name, load.attrs["rows"], load.attrs["colsb"], load.attrs["stride"]) == ("tileloadd", 16, 4, 12)
+    assert (store.name, store.attrs["colsb"], store.attrs["stride"]) == ("tilestored", 4, 4)
+    assert verify(amx.TARGET, res) == []
 
 
 # Act's oneDNN K3 in small: a slice whole along the strip, reshapes that keep the

@@ -39,6 +39,7 @@ import z3
 
 from ..hlo import parse_module
 from ..ir.attrs import Literal
+from ..ir.dtypes import dtype
 from ..ir.graph import Instruction, Module
 from ..ir.types import TensorType
 from ..symbolic import Z3Algebra
@@ -122,6 +123,9 @@ class _Match:
     def __init__(self) -> None:
         self.params: dict[int, ClassId] = {}
         self.views: dict[int, ClassId] = {}  # parameter -> the class it is a view of
+        # parameter -> (class, slice node): the parameter is the class padded with zeros, of
+        # which the slice (its leading part) reads only the class (``_padded_binding``)
+        self.padded: dict[int, tuple[ClassId, int]] = {}
         self.zeros: set[int] = set()  # parameters bound to zeros (an accumulator starting from zero)
         self.nodes: dict[int, ClassId] = {}
         self.eqs: list[Any] = []  # z3 facts over α
@@ -240,6 +244,8 @@ def _match_view(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterat
             for r in _match(p, j, k, view, nm):
                 bound = True
                 yield r
+        if not bound and end.param is None:
+            yield from _padded_binding(p, i, j, c, closure, view, _with(m, eqs + list(facts)), passed)
         if bound or end.param is None or end.param not in p.onchip or p.users[j] != 1 or end.dtype == "pred":
             continue
         src = _view_source(view, closure, end)
@@ -251,6 +257,64 @@ def _match_view(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterat
                 nm.nodes[q] = c if q == i else -1 - q
             nm.views[end.param] = k
             yield nm
+
+
+def _with(m: _Match, eqs: list) -> _Match:
+    nm = _copy(m)
+    nm.eqs = eqs
+    return nm
+
+
+def _padded_binding(p: Pattern, i: int, j: int, c: ClassId, closure: list[ClassId], view: View, m: _Match,
+                    passed: tuple[int, ...]) -> Iterator[_Match]:
+    """Pattern node ``j``, the end of a view chain from ``i`` (matched at ``c``), is a slice
+    taking the leading part of an on-chip parameter seen through views (a masked vector
+    store's first n lanes, a tile store's first colsb bytes a row) that no slice node of
+    the e-graph matches: the first class of the closure with the slice's shape is bound
+    as that leading part, the rest of the parameter zeros. Whatever the rest holds, the
+    instruction does not read it; zeros are what the matching loads write there (a masked
+    vector load, a tile load of fewer bytes a row), so their patterns then match the
+    operand."""
+    below = _leading_slice_of_parameter(p, j)
+    if below is None:
+        return
+    end = p.nodes[j]
+    width = dtype(end.dtype).nbytes
+    for k in closure:
+        kt = view.type(k)
+        if kt.dtype.is_pred or kt.dtype.nbytes != width or kt.rank != len(end.shape):
+            continue
+        eqs = list(m.eqs)
+        if not _unify(end.shape, kt.shape, eqs):
+            continue
+        nm = _with(m, eqs)
+        for q in passed + below:
+            nm.nodes[q] = c if q == i else -1 - q
+        nm.padded[p.nodes[below[-1]].param] = (k, j)
+        yield nm
+        return
+
+
+def _leading_slice_of_parameter(p: Pattern, j: int) -> tuple[int, ...] | None:
+    """For a slice node ``j`` from index 0 with unit strides, whose operand is an on-chip
+    parameter seen through views and used nowhere else: the nodes from the slice down to
+    the parameter."""
+    pn = p.nodes[j]
+    if pn.op != "slice" or any(not (_is(d.start, 0) and _is(d.stride, 1)) for d in dict(pn.attrs)["slice"]):
+        return None
+    chain = (j,)
+    k = pn.children[0]
+    while p.users[k] == 1 and p.nodes[k].param is None and p.nodes[k].op in VIEW_OPS:
+        chain += (k,)
+        k = p.nodes[k].children[0]
+    q = p.nodes[k]
+    if q.param is None or q.param not in p.onchip or p.users[k] != 1:
+        return None
+    return chain + (k,)
+
+
+def _is(x: Any, value: int) -> bool:
+    return isinstance(x, int) and x == value
 
 
 def _view_ends(p: Pattern, i: int) -> list[tuple[int, tuple, tuple[int, ...]]]:
@@ -456,6 +520,7 @@ def _attrs_match(pn: PNode, n: ENode, eqs: list) -> bool:
 def _copy(m: _Match) -> _Match:
     nm = _Match()
     nm.params, nm.views, nm.nodes, nm.eqs = dict(m.params), dict(m.views), dict(m.nodes), list(m.eqs)
+    nm.padded = dict(m.padded)
     nm.zeros = set(m.zeros)
     return nm
 
@@ -544,21 +609,23 @@ def _applier(p: Pattern, solver: AlphaSolver):  # noqa: ANN202
             if alpha is None:
                 continue
             key = (tuple(sorted(m.params.items())), tuple(sorted(m.views.items())), tuple(sorted(m.zeros)),
-                   tuple(sorted(alpha.items())))
+                   tuple(sorted(m.padded.items())), tuple(sorted(alpha.items())))
             if key in seen:
                 continue
             seen.add(key)
-            yield Term(PII_PREFIX + ins.name, view.type(c), _operands(solver.target, ins, alpha, m, view),
+            yield Term(PII_PREFIX + ins.name, view.type(c), _operands(solver.target, p, alpha, m, view),
                        {**alpha, "buffer": ins.output.buffer})
 
     return apply
 
 
-def _operands(target: TargetDef, ins: type[InstructionDef], alpha: dict[str, int], m: _Match,
+def _operands(target: TargetDef, p: Pattern, alpha: dict[str, int], m: _Match,
               view: View) -> tuple[Term | Class, ...]:
-    """The pii's operands: bound classes; views of classes; zeros for an accumulator
-    started from zero; and ``undef`` for a parameter left unbound by a skipped identity
-    op, which has no influence on the result (whatever the slice holds)."""
+    """The pii's operands: bound classes; views of classes; classes padded with zeros;
+    zeros for an accumulator started from zero; and ``undef`` for a parameter left
+    unbound by a skipped identity op, which has no influence on the result (whatever
+    the slice holds)."""
+    ins = p.ins
     if len(m.params) == len(ins.inputs):
         return tuple(Class(m.params[i]) for i in range(len(ins.inputs)))
     types = target.semantics(ins, alpha).parameter_types
@@ -568,12 +635,40 @@ def _operands(target: TargetDef, ins: type[InstructionDef], alpha: dict[str, int
             out.append(Class(m.params[i]))
         elif i in m.views:
             out.append(view_term(Class(m.views[i]), view.type(m.views[i]), t))
+        elif i in m.padded:
+            out.append(_padded_term(p, alpha, *m.padded[i], view, t))
         elif i in m.zeros:
             zero = Term("constant", TensorType(t.dtype, ()), (), {"literal": Literal(t.dtype, np.zeros((), t.dtype.np))})
             out.append(Term("broadcast", t.with_layout(None), (zero,), {"dimensions": ()}))
         else:
             out.append(Term(UNDEF, t))
     return tuple(out)
+
+
+def _padded_term(p: Pattern, alpha: dict[str, int], k: ClassId, j: int, view: View, t: TensorType) -> Term:
+    """The parameter (type ``t``) whose leading part, slice node ``j`` at α, is class
+    ``k``: k in the shape of the slice, then zeros concatenated along each dimension the
+    slice cuts (innermost first), viewed as the parameter."""
+    subst = [(p.alpha[name], z3.IntVal(v)) for name, v in alpha.items() if name in p.alpha]
+
+    def at(n: Any) -> int:
+        return n if isinstance(n, int) else z3.simplify(z3.substitute(n, *subst)).as_long()
+
+    sl = p.nodes[j]
+    part = tuple(at(n) for n in sl.shape)
+    whole = tuple(at(n) for n in p.nodes[sl.children[0]].shape)
+    kt = view.type(k)
+    shape = list(part)
+    x: Term | Class = view_term(Class(k), kt, TensorType(kt.dtype, part))
+    zero = Term("constant", TensorType(kt.dtype, ()), (), {"literal": Literal(kt.dtype, np.zeros((), kt.dtype.np))})
+    for d in reversed(range(len(part))):
+        if part[d] == whole[d]:
+            continue
+        rest = TensorType(kt.dtype, tuple(whole[d] - part[d] if e == d else n for e, n in enumerate(shape)))
+        shape[d] = whole[d]
+        x = Term("concatenate", TensorType(kt.dtype, tuple(shape)),
+                 (x, Term("broadcast", rest, (zero,), {"dimensions": ()})), {"dimensions": (d,)})
+    return view_term(x, TensorType(kt.dtype, tuple(shape)), t.with_layout(None))
 
 
 def input_buffers(target: TargetDef, node: ENode) -> tuple[str, ...]:

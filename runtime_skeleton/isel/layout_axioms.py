@@ -78,11 +78,13 @@ def slice_bitcast_convert(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
 def row_window(shape: Sequence[int], spec: Sequence[SliceDim]) -> tuple[int, int, int, int] | None:
     """A unit-stride slice of a row-major tensor as a window of its flat elements:
     (start, rows, width, row_length) when the slice is ``rows`` runs of ``width``
-    consecutive elements, ``row_length`` apart; None when it is not (strides, several
-    partial outer dimensions), is empty, or is the whole tensor."""
-    if any(s.stride != 1 for s in spec) or any(count(s) == 0 for s in spec):
+    consecutive elements, ``row_length`` apart; None when it is not (several partial outer
+    dimensions, a stride outside the innermost sliced dimension), is empty, or is the whole
+    tensor. A stride t in the innermost sliced dimension, under single outer indices, makes
+    each of its elements a row: ``count`` runs of the inner elements, t of them apart."""
+    if any(count(s) == 0 for s in spec):
         return None
-    partial = [d for d in range(len(shape)) if (spec[d].start, spec[d].limit) != (0, shape[d])]
+    partial = [d for d in range(len(shape)) if (spec[d].start, spec[d].limit, spec[d].stride) != (0, shape[d], 1)]
     if not partial:
         return None
     j = partial[-1]  # the innermost sliced dimension: one run per row
@@ -90,8 +92,15 @@ def row_window(shape: Sequence[int], spec: Sequence[SliceDim]) -> tuple[int, int
     row_length = shape[j] * inner
     # outer dims: single indices, then at most one range, then whole dims
     i = next((d for d in range(j) if count(spec[d]) != 1), None)
+    if any(spec[d].stride != 1 and count(spec[d]) != 1 for d in range(j)):
+        return None
     if i is not None and any((spec[d].start, spec[d].limit) != (0, shape[d]) for d in range(i + 1, j)):
         return None
+    if spec[j].stride != 1 and count(spec[j]) != 1:
+        if i is not None:
+            return None
+        first_row = sum(spec[d].start * _prod(shape[d + 1:j]) for d in range(j))
+        return first_row * row_length + spec[j].start * inner, count(spec[j]), inner, spec[j].stride * inner
     rows = count(spec[i]) * _prod(shape[i + 1:j]) if i is not None else 1
     first_row = sum(spec[d].start * _prod(shape[d + 1:j]) for d in range(j))
     return first_row * row_length + spec[j].start * inner, rows, count(spec[j]) * inner, row_length

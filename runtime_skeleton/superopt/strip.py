@@ -17,11 +17,14 @@ kernel is compiled (``windows``), so tiles of tiles compose. A value needed unde
 two labels is computed twice (once per label), so nothing here depends on how the
 graph shares values.
 
+A slice of part of the strip dimension of a kernel input (an offset, a stride) cuts
+the input into tiles of its own, a stride apart (``_slice_of_input``).
+
 A ``Tiling`` is always the whole loop nest so far: ``identity(module)`` has no
 loops, and ``strip(tiling, ...)`` cuts its tile kernel once more (a nested loop).
 Operators whose tiles are not independent (a reduce over the strip dimension, a
-reshape that regroups it, a slice of part of the strip) make a kernel not
-strip-mineable; the error names the operator.
+reshape that regroups it, a slice of part of the strip of a computed value) make a
+kernel not strip-mineable; the error names the operator.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from ..errors import ActgenError
+from ..ir.attrs import SliceDim
 from ..ir.graph import Computation, Instruction, Module
 from ..ir.ops import BINARY_OPS, UNARY_OPS
 from ..ir.types import TensorType
@@ -202,6 +206,8 @@ class _Builder:
         if ins.opcode == "parameter":
             return self._parameter(ins, label)
         dim, rev = label
+        if ins.opcode == "slice" and ins.attrs["slice"][dim] != SliceDim(0, self.comp[ins.operands[0]].type.shape[dim], 1):
+            return self._slice_of_input(ins, label)
         labels = self._operand_labels(ins, dim, rev)
         operands = tuple(self.visit(o, lab) for o, lab in zip(ins.operands, labels))
         new = Instruction(self._fresh(ins.name, label), ins.opcode, self._cut(ins.tensor_type, dim), operands,
@@ -209,12 +215,13 @@ class _Builder:
         self.out.append(new)
         return new.name
 
-    def _cut(self, t: TensorType, dim: int) -> TensorType:
-        """The type of one tile: ``dim`` cut to the tile's rows, in the same layout
-        unless the tile is smaller than its tiles (``T(14,16)`` of a 1x16 tile):
+    def _cut(self, t: TensorType, dim: int, rows: int | None = None) -> TensorType:
+        """The type of one tile: ``dim`` cut to the tile's rows (or ``rows``), in the same
+        layout unless the tile is smaller than its tiles (``T(14,16)`` of a 1x16 tile):
         then untiled, its elements in the same order, and the tile a window of the
         whole (``windows``)."""
-        cut = TensorType(t.dtype, tuple(self.t if d == dim else s for d, s in enumerate(t.shape)), t.layout)
+        rows = self.t if rows is None else rows
+        cut = TensorType(t.dtype, tuple(rows if d == dim else s for d, s in enumerate(t.shape)), t.layout)
         if t.layout is not None and t.layout.tiles and storage(cut).shape != cut.shape:
             return replace(cut, layout=replace(t.layout, tiles=()))
         return cut
@@ -243,6 +250,31 @@ class _Builder:
         number = len(self.placements)
         self.placements.append(place)
         new = Instruction(name, "parameter", ty, (), {**ins.attrs, "parameter_number": number}, ins.loc)
+        self.out.append(new)
+        return new.name
+
+    def _slice_of_input(self, ins: Instruction, label: Label) -> str:
+        """A slice of part of the strip dimension of a kernel input (an offset, a stride):
+        tile k of the slice reads rows start + stride * (k * t + j), j < t, of the input,
+        so the tile kernel's parameter is the (t - 1) * stride + 1 rows from
+        start + k * t * stride, and its slice takes every stride-th of them."""
+        dim, rev = label
+        src = self.comp[ins.operands[0]]
+        if src.opcode != "parameter" or rev:
+            raise NotTileable("a slice of part of the strip dimension of a computed value, or in reverse order")
+        s = ins.attrs["slice"][dim]
+        rows = (self.t - 1) * s.stride + 1
+        where = self.outer.inputs[src.attrs["parameter_number"]]
+        by = step(self.outer.whole(where), dim, 1)
+        number = len(self.placements)
+        self.placements.append(where.shifted(s.start * by, ((self.var, self.t * s.stride * by),)))
+        name = self._fresh(src.name, label)
+        self.out.append(Instruction(name, "parameter", self._cut(src.tensor_type, dim, rows), (),
+                                    {**src.attrs, "parameter_number": number}, src.loc))
+        dims = list(ins.attrs["slice"])
+        dims[dim] = SliceDim(0, rows, s.stride)
+        new = Instruction(self._fresh(ins.name, label), "slice", self._cut(ins.tensor_type, dim), (name,),
+                          {**ins.attrs, "slice": tuple(dims)}, ins.loc)
         self.out.append(new)
         return new.name
 
@@ -282,10 +314,7 @@ class _Builder:
             if (p.lo, p.hi, p.interior) != (0, 0, 0):
                 raise NotTileable("a pad of the strip dimension")
             return [same, None]
-        if op == "slice":
-            s = ins.attrs["slice"][dim]
-            if (s.start, s.limit, s.stride) != (0, types[0].shape[dim], 1):
-                raise NotTileable("a slice of part of the strip dimension")
+        if op == "slice":  # a slice of part of the strip dimension: _slice_of_input
             return [same]
         if op == "reshape":
             return [(_same_dimension(types[0].shape, ins.tensor_type.shape, dim), rev)]
