@@ -138,10 +138,8 @@ ENTRY main {
     assert _overlaps_alloc(allocate(t, g, order))
     with pytest.raises(AllocationFailed, match="output 0 is a view of input 0"):
         allocate(t, dataclasses.replace(g, output_written=True), order)
-    # extraction itself gives a piece's output storage of its own: no view is enumerated
-    piece = InstructionSelector(target("amx"), dataclasses.replace(kernel, output_written=True)).first()
-    assert piece.output_written and [n.op for n in piece.nodes if n.is_instruction] == \
-        ["vmovups_load", "vmovups_store"] * 2
+    piece = InstructionSelector(t, dataclasses.replace(kernel, output_written=True)).first()
+    assert piece.output_written
 
 
 def test_masked_vector_moves_copy_part_of_a_register():

@@ -32,10 +32,6 @@ Req = tuple  # (e-class, buffer it is wanted in[, a tag naming a storage of its 
 #              instruction overwrites in place])
 COPY = "copy"
 IN_PLACE = "in-place"
-# A piece's output (Module.output_written) and every value identity instructions make
-# it of: storage an instruction writes, never an input's or the constant section's
-# (a view of them is a pii graph without an allocation: CSP3 keeps a piece's outputs apart).
-WRITTEN = ("written", None)
 
 
 def copy_tag(anchor: Req | None, at: Any, c: ClassId) -> tuple:
@@ -178,7 +174,6 @@ class Extractor:
     root_buffers: list[str] | None = None  # where each output is wanted (default: all in HBM)
     const: set[ClassId] = field(default_factory=set)
     deadline: float | None = None  # time.perf_counter() after which the bounds stop exploring
-    written: bool = False  # Module.output_written: the outputs in HBM are WRITTEN
 
     def __post_init__(self) -> None:
         self.const = constant_classes(self.view)
@@ -194,10 +189,9 @@ class Extractor:
         out: list[Choice] = []
         nodes = self.view.nodes(c)
         inputs = [n for n in nodes if n.op == "input" and (n.attrs.get("buffer") or self.hbm) == buf]
-        written = len(req) > 2 and req[2] == WRITTEN
-        if inputs and not is_copy(req) and not written:  # an input's storage is where the caller put it, once
+        if inputs and not is_copy(req):  # an input's storage is where the caller put it, once
             out.append(Choice("input", inputs[0]))
-        elif buf == self.hbm and c in self.const and not written:
+        elif buf == self.hbm and c in self.const:
             out.append(Choice("const"))
         if any(n.op == UNDEF for n in nodes):
             out.append(Choice("undef"))
@@ -220,11 +214,10 @@ class Extractor:
         m = len(self.target.buffers[buf].access_shape)
         anchor, base = self._place(req)
         inside = is_copy(req)
-        plain = req[2:] if req[2:] == (WRITTEN,) else ()  # what an operand not inside a copy is wanted as
         if n.op == "slice^H":
             (k,) = n.children
             if not inside:
-                return ((k, buf) + plain,)
+                return ((k, buf),)
             at = tuple(b - d.start for b, d in zip(base, n.attrs["slice"]))
             extent = self.view.type(anchor[0]).shape
             if any(o < 0 or o + s > e for o, s, e in zip(at, self.view.type(k).shape[:m], extent)):
@@ -239,7 +232,7 @@ class Extractor:
                 at = tuple(b + (step if i == dim else 0) for i, b in enumerate(base))
                 out.append((k, buf, copy_tag(anchor, at, k)))
             else:
-                out.append((k, buf) + plain)
+                out.append((k, buf))
             seen.add(k)
             step += self.view.type(k).shape[dim]
         return tuple(out)
@@ -305,12 +298,10 @@ class Extractor:
         return sorted(found.values(), key=lambda g: (len(g.nodes), g.num_instructions))
 
     def root_reqs(self, roots: list[ClassId]) -> list[Req]:
-        """Outputs that are the same value are copies (each has its own region); a
-        piece's outputs in HBM are ``WRITTEN``."""
+        """Outputs that are the same value are copies (each has its own region)."""
         reqs: list[Req] = []
         for i, (r, b) in enumerate(zip(roots, self.root_buffers or [self.hbm] * len(roots))):
-            plain = (r, b, WRITTEN) if self.written and b == self.hbm else (r, b)
-            reqs.append((r, b, copy_tag(None, i, r)) if plain in reqs else plain)
+            reqs.append((r, b, copy_tag(None, i, r)) if (r, b) in reqs else (r, b))
         return reqs
 
     def realizable(self, roots: list[ClassId]) -> bool:

@@ -226,8 +226,7 @@ class InstructionSelector:
                 selected = frozen and self.stats.saturation.saturated
                 self.stats.saturation.saturated = saturated
             t0 = time.perf_counter()
-            ex = self._extractor = Extractor(self.target, self.eg.view, self.output_buffers, deadline=deadline,
-                                                  written=self.module.output_written)
+            ex = self._extractor = Extractor(self.target, self.eg.view, self.output_buffers, deadline=deadline)
             graphs = ex.enumerate(self.roots, min(2**k, lim.max_pii_nodes), lim.graphs_per_round)
             self.stats.extraction_seconds += time.perf_counter() - t0
             self.stats.rounds = k
@@ -264,8 +263,7 @@ class InstructionSelector:
     def explain(self) -> str:
         # the enumeration ends right after a round's extraction, so its bounds are reused
         # (computing them again on a large e-graph took seconds past the time limit)
-        ex = self._extractor or Extractor(self.target, self.eg.view, self.output_buffers,
-                                                written=self.module.output_written)
+        ex = self._extractor or Extractor(self.target, self.eg.view, self.output_buffers)
         why = explain(ex, self.roots)
         st, lim = self.stats.saturation, self.limits
         if not st.saturated and st.nodes > lim.max_nodes:
