@@ -34,16 +34,15 @@ from dataclasses import dataclass, field
 from typing import Any
 from weakref import WeakKeyDictionary
 
-import numpy as np
 import z3
 
 from ..hlo import parse_module
-from ..ir.attrs import Literal
 from ..ir.dtypes import dtype
 from ..ir.graph import Instruction, Module
 from ..ir.types import TensorType
 from ..symbolic import Z3Algebra
 from ..target import InstructionDef, TargetDef
+from .bflat import zero_term
 from .convert import reducer_name
 from .egraph import ClassId
 from .rules import ANY, Rule
@@ -237,8 +236,7 @@ def _match_view(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterat
             kt = view.type(k)
             if kt.dtype.name != end.dtype or len(kt.shape) != len(end.shape):
                 continue
-            nm = _copy(m)
-            nm.eqs = eqs + list(facts)
+            nm = _with(m, eqs + list(facts))
             for q in passed:  # the chain's nodes have no class of their own
                 nm.nodes[q] = c if q == i else -1 - q
             for r in _match(p, j, k, view, nm):
@@ -251,8 +249,7 @@ def _match_view(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterat
         src = _view_source(view, closure, end)
         if src is not None:
             k, row_eq = src
-            nm = _copy(m)
-            nm.eqs = eqs + list(facts) + ([] if row_eq is True else [row_eq])
+            nm = _with(m, eqs + list(facts) + ([] if row_eq is True else [row_eq]))
             for q in passed + (j,):
                 nm.nodes[q] = c if q == i else -1 - q
             nm.views[end.param] = k
@@ -638,8 +635,7 @@ def _operands(target: TargetDef, p: Pattern, alpha: dict[str, int], m: _Match,
         elif i in m.padded:
             out.append(_padded_term(p, alpha, *m.padded[i], view, t))
         elif i in m.zeros:
-            zero = Term("constant", TensorType(t.dtype, ()), (), {"literal": Literal(t.dtype, np.zeros((), t.dtype.np))})
-            out.append(Term("broadcast", t.with_layout(None), (zero,), {"dimensions": ()}))
+            out.append(Term("broadcast", t.with_layout(None), (zero_term(t.dtype),), {"dimensions": ()}))
         else:
             out.append(Term(UNDEF, t))
     return tuple(out)
@@ -660,7 +656,7 @@ def _padded_term(p: Pattern, alpha: dict[str, int], k: ClassId, j: int, view: Vi
     kt = view.type(k)
     shape = list(part)
     x: Term | Class = view_term(Class(k), kt, TensorType(kt.dtype, part))
-    zero = Term("constant", TensorType(kt.dtype, ()), (), {"literal": Literal(kt.dtype, np.zeros((), kt.dtype.np))})
+    zero = zero_term(kt.dtype)
     for d in reversed(range(len(part))):
         if part[d] == whole[d]:
             continue

@@ -96,14 +96,12 @@ def row_window(shape: Sequence[int], spec: Sequence[SliceDim]) -> tuple[int, int
         return None
     if i is not None and any((spec[d].start, spec[d].limit) != (0, shape[d]) for d in range(i + 1, j)):
         return None
-    if spec[j].stride != 1 and count(spec[j]) != 1:
-        if i is not None:
-            return None
-        first_row = sum(spec[d].start * _prod(shape[d + 1:j]) for d in range(j))
-        return first_row * row_length + spec[j].start * inner, count(spec[j]), inner, spec[j].stride * inner
-    rows = count(spec[i]) * _prod(shape[i + 1:j]) if i is not None else 1
     first_row = sum(spec[d].start * _prod(shape[d + 1:j]) for d in range(j))
-    return first_row * row_length + spec[j].start * inner, rows, count(spec[j]) * inner, row_length
+    start = first_row * row_length + spec[j].start * inner
+    if spec[j].stride != 1 and count(spec[j]) != 1:
+        return None if i is not None else (start, count(spec[j]), inner, spec[j].stride * inner)
+    rows = count(spec[i]) * _prod(shape[i + 1:j]) if i is not None else 1
+    return start, rows, count(spec[j]) * inner, row_length
 
 
 def strided_window(mk: Make, flat: Arg, start: int, rows: int, width: int, row_length: int) -> Arg:

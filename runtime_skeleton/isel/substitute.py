@@ -48,9 +48,4 @@ def _held(x: Term, src: TensorType, dst: TensorType) -> Term:
 
 
 def _zeros(t: TensorType) -> Term:
-    import numpy as np
-
-    from ..ir.attrs import Literal
-
-    zero = Term("constant", TensorType(t.dtype, ()), (), {"literal": Literal(t.dtype, np.zeros((), t.dtype.np))})
-    return Term("broadcast", t, (zero,), {"dimensions": ()})
+    return Term("broadcast", t, (bflat.zero_term(t.dtype),), {"dimensions": ()})

@@ -247,11 +247,14 @@ class _Builder:
             place = where.shifted(by * (trips - 1), ((self.var, -by),)) if rev else \
                 where.shifted(0, ((self.var, by),))
             ty, name = self._cut(ins.tensor_type, dim), self._fresh(ins.name, label)
+        return self._new_parameter(ins, name, ty, place)
+
+    def _new_parameter(self, ins: Instruction, name: str, ty: TensorType, place: Placement) -> str:
+        """Tile kernel parameter ``name`` of type ``ty``, a tile of kernel parameter ``ins`` at ``place``."""
         number = len(self.placements)
         self.placements.append(place)
-        new = Instruction(name, "parameter", ty, (), {**ins.attrs, "parameter_number": number}, ins.loc)
-        self.out.append(new)
-        return new.name
+        self.out.append(Instruction(name, "parameter", ty, (), {**ins.attrs, "parameter_number": number}, ins.loc))
+        return name
 
     def _slice_of_input(self, ins: Instruction, label: Label) -> str:
         """A slice of part of the strip dimension of a kernel input (an offset, a stride):
@@ -266,11 +269,8 @@ class _Builder:
         rows = (self.t - 1) * s.stride + 1
         where = self.outer.inputs[src.attrs["parameter_number"]]
         by = step(self.outer.whole(where), dim, 1)
-        number = len(self.placements)
-        self.placements.append(where.shifted(s.start * by, ((self.var, self.t * s.stride * by),)))
-        name = self._fresh(src.name, label)
-        self.out.append(Instruction(name, "parameter", self._cut(src.tensor_type, dim, rows), (),
-                                    {**src.attrs, "parameter_number": number}, src.loc))
+        name = self._new_parameter(src, self._fresh(src.name, label), self._cut(src.tensor_type, dim, rows),
+                                   where.shifted(s.start * by, ((self.var, self.t * s.stride * by),)))
         dims = list(ins.attrs["slice"])
         dims[dim] = SliceDim(0, rows, s.stride)
         new = Instruction(self._fresh(ins.name, label), "slice", self._cut(ins.tensor_type, dim), (name,),
@@ -314,7 +314,7 @@ class _Builder:
             if (p.lo, p.hi, p.interior) != (0, 0, 0):
                 raise NotTileable("a pad of the strip dimension")
             return [same, None]
-        if op == "slice":  # a slice of part of the strip dimension: _slice_of_input
+        if op == "slice":  # whole along the strip dimension (a part of it: _slice_of_input)
             return [same]
         if op == "reshape":
             return [(_same_dimension(types[0].shape, ins.tensor_type.shape, dim), rev)]
