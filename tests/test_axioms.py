@@ -317,6 +317,16 @@ def _():
             + [rs(op("negate", P(0, "s32", 5)), 5, 1)])
 
 
+@cases("concat-zero-elementwise")
+def _():
+    z = functools.partial(const, 0)
+    return [cat(1, op("add", P(0, "f32", 1, 5), P(1, "f32", 1, 5)), z("f32", 1, 11)),
+            cat(0, z("s32", 2, 3), op("maximum", P(0, "s32", 3, 3), P(1, "s32", 3, 3))),
+            cat(1, cv(P(0, "s8", 2, 7), "f32"), z("f32", 2, 9)),
+            cat(2, op("multiply", P(0, "bf16", 2, 3, 1), P(1, "bf16", 2, 3, 1)), bcast(zero("bf16"), 2, 3, 4)),
+            cat(1, op("select", P(0, "pred", 1, 3), P(1, "f32", 1, 3), P(2, "f32", 1, 3)), z("f32", 1, 13))]
+
+
 @cases("broadcast-noop")
 def _():
     return [bcast(P(0, "f32", 3, 4), 3, 4, dims=(0, 1)), bcast(P(0, "s32", 5), 5, dims=(0,)), bcast(P(0, "f32"))]
@@ -428,6 +438,16 @@ def _():
 def _():
     return [reduce(P(0, "f32", 4, 9), zero("f32"), (1,)), reduce(P(0, "bf16", 6, 3), zero("bf16", -0.0), (0,)),
             reduce(P(0, "f32", 2, 3, 5), zero("f32"), (0, 2))]
+
+
+cases("reduce-unit")(lambda: [reduce(P(0, "s32", 1, 5), zero("s32"), (0,)),
+                              reduce(P(0, "f32", 3, 1, 4), const(-np.inf, "f32"), (1,), "maximum"),
+                              reduce(P(0, "bf16", 1, 7, 1), zero("bf16", -0.0), (0, 2)),
+                              reduce(P(0, "u8", 2, 1), const(255, "u8"), (1,), "minimum"),
+                              reduce(P(0, "f32", 1, 3), const(1.0, "f32"), (0,), "multiply")])
+cases("reduce-unit-float")(lambda: [reduce(P(0, "f32", 1, 6), zero("f32"), (0,)),
+                                    reduce(P(0, "bf16", 3, 1), zero("bf16"), (1,)),
+                                    reduce(P(0, "f32", 2, 1, 1, 5), zero("f32"), (1, 2))])
 
 
 # -- identity matmuls
@@ -842,6 +862,19 @@ NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
     ("multiply-negone", lambda: op("multiply", P(0, "u8", 3), const(255, "u8", 3))),
     ("reduce-split-reduced", lambda: reduce(P(0, "f32", 4, 6), zero("f32"), (1,))),  # float add regroups
     ("reduce-split-reduced", lambda: reduce(P(0, "s32", 4, 6), zero("s32", 5), (1,))),  # init not the identity
+    ("reduce-unit", lambda: reduce(P(0, "f32", 1, 4), zero("f32"), (0,))),  # +0 + -0 is +0
+    ("reduce-unit", lambda: reduce(P(0, "s32", 2, 4), zero("s32"), (0,))),  # a reduced dim of 2
+    ("reduce-unit", lambda: reduce(P(0, "f32", 1, 4), const(3.0, "f32"), (0,), "maximum")),  # not the identity
+    ("reduce-unit", lambda: reduce(P(0, "s8", 1, 4), const(-127, "s8"), (0,), "maximum")),  # -128 is lower
+    ("reduce-unit-float", lambda: reduce(P(0, "f32", 1, 4), const(1.0, "f32"), (0,))),
+    # op(0, 0) is not a zero: negate gives -0, divide NaN, an equality compare true; or the rest is not zero
+    ("concat-zero-elementwise", lambda: cat(1, op("negate", P(0, "f32", 1, 5)), const(0, "f32", 1, 11))),
+    ("concat-zero-elementwise", lambda: cat(1, op("divide", P(0, "f32", 1, 5), P(1, "f32", 1, 5)),
+                                            const(0, "f32", 1, 11))),
+    ("concat-zero-elementwise", lambda: cat(0, op("compare", P(0, "s32", 2), P(1, "s32", 2), direction="EQ"),
+                                            const(False, "pred", 3))),
+    ("concat-zero-elementwise", lambda: cat(0, op("add", P(0, "f32", 2), P(1, "f32", 2)), const(-0.0, "f32", 3))),
+    ("concat-zero-elementwise", lambda: cat(0, op("add", P(0, "s32", 2), P(1, "s32", 2)), const(1, "s32", 3))),
     ("reduce-as-dot", lambda: reduce(P(0, "s32", 4, 6), zero("s32", 1), (1,))),
     ("reduce-as-dot", lambda: reduce(P(0, "s32", 4, 6), zero("s32"), (1,), "maximum")),
     ("dot-identity", lambda: P(0, "f32", 3, 4)),

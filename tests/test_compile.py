@@ -162,6 +162,46 @@ ENTRY main {
     assert verify(t, res) == []
 
 
+@pytest.mark.parametrize("op,instr", [("add", "vaddps"), ("maximum", "vmaxps")])
+def test_arithmetic_on_part_of_a_register_keeps_the_other_lanes_zero(op, instr):
+    """Five floats each: masked loads (the other lanes zero), the full-width vector op
+    (op(0, 0) = 0 keeps them zero: rule concat-zero-elementwise) and a masked store."""
+    hlo = f"""HloModule five
+ENTRY main {{
+  x = f32[1,5]{{1,0}} parameter(0)
+  y = f32[1,5]{{1,0}} parameter(1)
+  ROOT r = f32[1,5]{{1,0}} {op}(x, y)
+}}
+"""
+    t = target("amx")
+    res = compile_hlo(t, hlo, CompileOptions(deterministic=True, timeout=30))
+    names = [(i.name, i.attrs.get("n")) for i in res.program.instructions]
+    assert sorted(names, key=str) == sorted([("vmovups_load", 5)] * 2 + [(instr, None), ("vmovups_store", 5)], key=str)
+    assert verify(t, res) == []
+
+
+def test_a_sum_over_rows_is_a_vector_add():
+    """reduce over a dimension of 2 is an add of the two rows (reduce-split-reduced-float,
+    then reduce-unit-float): two loads, one vaddps, one store."""
+    hlo = """HloModule rows
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[2,16]{1,0} parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[16]{0} reduce(x, z), dimensions={0}, to_apply=sum
+}
+"""
+    t = target("amx")
+    res = compile_hlo(t, hlo, CompileOptions(deterministic=True, timeout=30))
+    assert sorted(i.name for i in res.program.instructions) == ["vaddps", "vmovups_load", "vmovups_load",
+                                                                 "vmovups_store"]
+    assert verify(t, res) == []
+
+
 def _overlaps_alloc(a) -> bool:  # the output starts inside the input's 256 bytes
     return a.inputs[0] <= a.outputs[0] < a.inputs[0] + 256
 

@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ActgenError
 from ..ir.attrs import Literal, PadDim, SliceDim
 from ..ir.dtypes import DTYPES, DType, f32, s32, u32
 from ..ir.graph import Computation
@@ -334,12 +335,17 @@ def int_value(v: np.ndarray | None) -> int | None:
 
 
 def reducer_op(name: str) -> str | None:
-    """The opcode of a reducer ``ROOT r = op(p0, p1)``, else None."""
-    comp = reducer(name)
+    """The opcode of a content-addressed reducer ``ROOT r = op(p0, p1)``, else None."""
+    return combiner(reducer(name))
+
+
+def combiner(comp: Computation | None) -> str | None:
+    """The opcode of a reducer computation ``ROOT r = op(p0, p1)`` (its two parameters), else None."""
     if comp is None or len(comp.instructions) != 3:
         return None
     root = comp.root_instruction
-    if root.opcode in BINARY_OPS and sorted(root.operands) == ["p0", "p1"]:
+    params = sorted(i.name for i in comp.instructions if i.opcode == "parameter")
+    if root.opcode in BINARY_OPS and len(params) == 2 and sorted(root.operands) == params:
         return root.opcode
     return None
 
@@ -347,7 +353,7 @@ def reducer_op(name: str) -> str | None:
 # ---------------------------------------------------------------- 1. slice / concat / pad / reverse
 
 
-@axiom("slice-slice", {"slice"}, {"slice"})
+@axiom("slice-slice", {"slice"}, {"slice"}, watch_operands=1)
 def slice_slice(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """slice_o(slice_i(x)) = slice(x) with start = s_i + s_o*t_i, stride = t_o*t_i."""
     mk = Make(view)
@@ -374,7 +380,7 @@ def _concat_offsets(view: View, node: ENode, d: int) -> list[int]:
     return offs
 
 
-@axiom("slice-concat-within", {"slice"}, {"slice"})
+@axiom("slice-concat-within", {"slice"}, {"slice"}, watch_operands=1)
 def slice_concat_within(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """slice(concat(x0, .., xn))[a:b:s along d] = slice(xk)[a-o:b-o:s] when [a, b) lies in xk."""
     mk = Make(view)
@@ -394,7 +400,7 @@ def slice_concat_within(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
                 yield mk.slice(Class(x), sub)
 
 
-@axiom("slice-concat-distribute", {"slice"}, {"slice", "concatenate"})
+@axiom("slice-concat-distribute", {"slice"}, {"slice", "concatenate"}, watch_operands=1)
 def slice_concat_distribute(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """slice(concat(x0, .., xn))[a:b:1 along d] = concat of the slices of the xk that [a, b) touches."""
     mk = Make(view)
@@ -429,7 +435,7 @@ def _mergeable(view: View, a: ENode, b: ENode, d: int) -> SliceDim | None:
     return SliceDim(p.start, limit_for(p.start, p.stride, count(p) + count(q)), p.stride)
 
 
-@axiom("concat-merge-slices", {"concatenate"}, {"slice", "concatenate"})
+@axiom("concat-merge-slices", {"concatenate"}, {"slice", "concatenate"}, watch_operands=1)
 def concat_merge_slices(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """concat(.., slice(x)[a:b], slice(x)[b:e], ..) = concat(.., slice(x)[a:e], ..) (along the concat dim)."""
     mk = Make(view)
@@ -453,7 +459,7 @@ def concat_single(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield Class(node.children[0])
 
 
-@axiom("concat-flatten", {"concatenate"}, {"concatenate"})
+@axiom("concat-flatten", {"concatenate"}, {"concatenate"}, watch_operands=1)
 def concat_flatten(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """concat(a, concat(b, c), d) = concat(a, b, c, d) (same dimension)."""
     mk = Make(view)
@@ -488,7 +494,7 @@ def pad_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield Class(node.children[0])
 
 
-@axiom("slice-pad", {"slice"}, {"slice"})
+@axiom("slice-pad", {"slice"}, {"slice"}, watch_operands=1)
 def slice_pad(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """slice(pad(x, v, lo_hi))[a:b:s] = slice(x)[a-lo:b-lo:s] when the slice reads only x."""
     mk = Make(view)
@@ -506,7 +512,7 @@ def slice_pad(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
             yield mk.slice(Class(pad.children[0]), sub)
 
 
-@axiom("reverse-reverse", {"reverse"}, {"reverse"})
+@axiom("reverse-reverse", {"reverse"}, {"reverse"}, watch_operands=1)
 def reverse_reverse(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """reverse(reverse(x, A), B) = reverse(x, A xor B) (= x when A = B)."""
     for inner in view.find(node.children[0], "reverse"):
@@ -523,7 +529,7 @@ def reverse_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield Class(node.children[0])
 
 
-@axiom("slice-transpose", {"slice"}, {"slice", "transpose"})
+@axiom("slice-transpose", {"slice"}, {"slice", "transpose"}, watch_operands=1)
 def slice_transpose(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """slice(transpose(x, p), s) = transpose(slice(x, s'), p) with s'[p[j]] = s[j]."""
     mk = Make(view)
@@ -532,7 +538,7 @@ def slice_transpose(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield mk.transpose(mk.slice(Class(t.children[0]), unpermute_slice(node.attrs["slice"], perm)), perm)
 
 
-@axiom("slice-broadcast", {"slice"}, {"slice", "broadcast"})
+@axiom("slice-broadcast", {"slice"}, {"slice", "broadcast"}, watch_operands=1)
 def slice_broadcast(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """slice(broadcast(x, dims), s) = broadcast(slice(x, s restricted to dims), sliced shape)."""
     mk = Make(view)
@@ -547,7 +553,7 @@ def slice_broadcast(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
 # ---------------------------------------------------------------- 2. reshape / transpose / bitcast / convert
 
 
-@axiom("reshape-reshape", {"reshape"}, {"reshape"})
+@axiom("reshape-reshape", {"reshape"}, {"reshape"}, watch_operands=1)
 def reshape_reshape(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """reshape(reshape(x)) = reshape(x) (= x when the shapes agree)."""
     mk = Make(view)
@@ -555,7 +561,7 @@ def reshape_reshape(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield mk.reshape(Class(inner.children[0]), node.type.shape)
 
 
-@axiom("vector-as-row", {ANY}, {"reshape"})
+@axiom("vector-as-row", {ANY}, {"reshape"}, watch_operands=1)
 def vector_as_row(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """x = reshape(reshape(x, [1, n]), [n]) for a computed vector x of n > 1 elements:
     instructions work on rows ([1, n] registers, [rows, n] tiles), and reshape-elementwise
@@ -575,7 +581,7 @@ def reshape_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield Class(node.children[0])
 
 
-@axiom("transpose-transpose", {"transpose"}, {"transpose"})
+@axiom("transpose-transpose", {"transpose"}, {"transpose"}, watch_operands=1)
 def transpose_transpose(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """transpose(transpose(x, p), q) = transpose(x, p∘q) (= x when that is the identity)."""
     mk = Make(view)
@@ -607,7 +613,7 @@ def bitcast_convert_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield Class(node.children[0])
 
 
-@axiom("bitcast-convert-chain", {"bitcast-convert"}, {"bitcast-convert", "reshape"})
+@axiom("bitcast-convert-chain", {"bitcast-convert"}, {"bitcast-convert", "reshape"}, watch_operands=1)
 def bitcast_convert_chain(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """bitcast(bitcast(x, T2), T3) = reshape(bitcast(x, T3)) (both keep the row-major byte sequence)."""
     mk = Make(view)
@@ -620,7 +626,7 @@ def bitcast_convert_chain(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield mk.reshape(direct, node.type.shape)
 
 
-@axiom("bitcast-convert-reshape", {"bitcast-convert"}, {"bitcast-convert", "reshape"})
+@axiom("bitcast-convert-reshape", {"bitcast-convert"}, {"bitcast-convert", "reshape"}, watch_operands=1)
 def bitcast_convert_reshape(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """bitcast(reshape(x), T) = reshape(bitcast(x, T)) when T has x's bit width."""
     mk = Make(view)
@@ -667,7 +673,7 @@ def convert_chain_exact(t1: DType, t2: DType, t3: DType) -> bool:
     return True
 
 
-@axiom("convert-convert", {"convert"}, {"convert"})
+@axiom("convert-convert", {"convert"}, {"convert"}, watch_operands=1)
 def convert_convert(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """convert(convert(x, T2), T3) = convert(x, T3) when nothing is lost (s8->s32->s64, not f32->bf16->f32)."""
     mk = Make(view)
@@ -695,25 +701,73 @@ def _elementwise_nodes(view: View, c: ClassId) -> list[ENode]:
     return [n for n in view.nodes(c) if n.op in ELEMENTWISE and n.type.rank > 0]
 
 
-@axiom("transpose-elementwise", {"transpose"}, ELEMENTWISE | {"transpose"})
+@axiom("transpose-elementwise", {"transpose"}, ELEMENTWISE | {"transpose"}, watch_operands=1)
 def transpose_elementwise(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """transpose(op(x, y)) = op(transpose(x), transpose(y)) for elementwise op."""
     mk = Make(view)
     yield from _moved(mk, view, node, lambda x: mk.transpose(x, node.attrs["dimensions"]))
 
 
-@axiom("slice-elementwise", {"slice"}, ELEMENTWISE | {"slice"})
+@axiom("slice-elementwise", {"slice"}, ELEMENTWISE | {"slice"}, watch_operands=1)
 def slice_elementwise(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """slice(op(x, y)) = op(slice(x), slice(y)) for elementwise op."""
     mk = Make(view)
     yield from _moved(mk, view, node, lambda x: mk.slice(x, node.attrs["slice"]))
 
 
-@axiom("reshape-elementwise", {"reshape"}, ELEMENTWISE | {"reshape"})
+@axiom("reshape-elementwise", {"reshape"}, ELEMENTWISE | {"reshape"}, watch_operands=1)
 def reshape_elementwise(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """reshape(op(x, y)) = op(reshape(x), reshape(y)) for elementwise op."""
     mk = Make(view)
     yield from _moved(mk, view, node, lambda x: mk.reshape(x, node.type.shape))
+
+
+@axiom("concat-zero-elementwise", {"concatenate"}, ELEMENTWISE | {"concatenate", "broadcast", "constant"},
+       watch_operands=1)
+def concat_zero_elementwise(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """concat(op(x, y), 0) = op(concat(x, 0), concat(y, 0)), zeros on either side, for an
+    elementwise op with op(0, 0) = 0 bit for bit (add, multiply, maximum, convert; not
+    divide, nor negate: -0): how a register holding fewer lanes than it has computes."""
+    if len(node.children) != 2:
+        return
+    mk = Make(view)
+    d = node.attrs["dimensions"][0]
+    for k in (0, 1):
+        zero = splat(view, node.children[1 - k])
+        if not is_zero(zero, negative=False):
+            continue
+        rest = view.type(node.children[1 - k]).shape
+        for e in _elementwise_nodes(view, node.children[k]):
+            dtypes = [view.type(x).dtype for x in e.children]
+            if any(view.type(x).rank != e.type.rank for x in e.children) or not _keeps_zero(e, tuple(dtypes)):
+                continue
+            padded = [[Class(x), mk.broadcast(mk.scalar(0, dt), rest, ())] for x, dt in zip(e.children, dtypes)]
+            yield mk.like(e, [mk.concat(p if k == 0 else p[::-1], d) for p in padded])
+
+
+_KEEPS_ZERO: dict[tuple, bool] = {}
+
+
+def _keeps_zero(e: ENode, dtypes: tuple[DType, ...]) -> bool:
+    """``e``'s op maps zeros of ``dtypes`` to a zero of its own type, bit for bit (the
+    reference interpreter decides, once per op, attributes and dtypes)."""
+    key = (e.op, repr(sorted(e.attrs.items())), dtypes, e.type.dtype)
+    if key not in _KEEPS_ZERO:
+        _KEEPS_ZERO[key] = not e.type.dtype.is_pred and _zero_of_zeros(e, dtypes)
+    return _KEEPS_ZERO[key]
+
+
+def _zero_of_zeros(e: ENode, dtypes: tuple[DType, ...]) -> bool:
+    from ..reference import evaluate
+    from .convert import to_module
+
+    mk = Make(View({}))
+    zeros = [mk.constant(np.zeros(1, dt.np), dt) for dt in dtypes]
+    try:
+        got = evaluate(to_module([mk.op(e.op, zeros, dict(e.attrs), TensorType(e.type.dtype, (1,)))]), [])[0]
+    except (ActgenError, ShapeError):
+        return False
+    return not np.ascontiguousarray(got).view(np.uint8).any()
 
 
 @axiom("broadcast-noop", {"broadcast"}, ())
@@ -724,7 +778,7 @@ def broadcast_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield Class(node.children[0])
 
 
-@axiom("broadcast-broadcast", {"broadcast"}, {"broadcast"})
+@axiom("broadcast-broadcast", {"broadcast"}, {"broadcast"}, watch_operands=1)
 def broadcast_broadcast(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """broadcast(broadcast(x, D1), D2) = broadcast(x, D2∘D1)."""
     mk = Make(view)
@@ -774,7 +828,7 @@ def broadcast_as_concat(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     yield mk.concat([one] * shape[d], d)
 
 
-@axiom("transpose-broadcast", {"transpose"}, {"broadcast", "transpose"})
+@axiom("transpose-broadcast", {"transpose"}, {"broadcast", "transpose"}, watch_operands=1)
 def transpose_broadcast(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """transpose(broadcast(x, D), p) = broadcast(transpose(x, σ), D') (σ = id when p keeps x's dims in order)."""
     mk = Make(view)
@@ -783,7 +837,7 @@ def transpose_broadcast(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield mk.broadcast(mk.transpose(Class(b.children[0]), sigma), node.type.shape, dims)
 
 
-@axiom("reshape-broadcast-scalar", {"reshape"}, {"broadcast"})
+@axiom("reshape-broadcast-scalar", {"reshape"}, {"broadcast"}, watch_operands=1)
 def reshape_broadcast_scalar(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """reshape(broadcast(s)) = broadcast(s) onto the new shape, s a scalar."""
     mk = Make(view)
@@ -957,6 +1011,42 @@ def reduce_split_reduced_float(view: View, c: ClassId, node: ENode) -> Iterator[
     op, init = _reduce_parts(view, node)
     if op == "add" and node.type.dtype.is_float and is_zero(init):
         yield from _split_reduced(view, node, "add")
+
+
+def _unit_reduce(view: View, node: ENode) -> tuple[str | None, np.ndarray | None]:
+    """(reducer op, init) of a reduce whose reduced dimensions all have size 1, else (None, None)."""
+    op, init = _reduce_parts(view, node)
+    if init is None or any(view.type(node.children[0]).shape[d] != 1 for d in node.attrs["dimensions"]):
+        return None, None
+    return op, init
+
+
+def _is_identity(op: str | None, init: np.ndarray, dt: DType) -> bool:
+    """op(init, x) == x bit for bit, for every x of type dt (NaN included)."""
+    if op == "add":
+        return is_zero(init, negative=True)  # -0 + x = x; +0 + -0 is +0
+    if op == "multiply":
+        return float(init) == 1
+    if op in ("maximum", "minimum"):
+        return (float(init) if dt.is_float else int(init)) == _extreme(dt, top=op == "minimum")
+    return False
+
+
+@axiom("reduce-unit", {"reduce"}, {"reshape"})
+def reduce_unit(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reduce_op(x, i) = reshape(x) when every reduced dimension has size 1 and i is op's
+    identity (integer or -0 add, 1 multiply, the type's lowest max / highest min)."""
+    op, init = _unit_reduce(view, node)
+    if op is not None and not node.type.dtype.is_pred and _is_identity(op, init, node.type.dtype):
+        yield Make(view).reshape(Class(node.children[0]), node.type.shape)
+
+
+@axiom("reduce-unit-float", {"reduce"}, {"reshape"}, exact=False)
+def reduce_unit_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reduce_add(x, +0) ≈ reshape(x) for floats over size-1 reduced dimensions (-0 comes out +0)."""
+    op, init = _unit_reduce(view, node)
+    if op == "add" and node.type.dtype.is_float and is_zero(init, negative=False):
+        yield Make(view).reshape(Class(node.children[0]), node.type.shape)
 
 
 # ---------------------------------------------------------------- 4. identity matmuls
@@ -1159,13 +1249,13 @@ def _absorb(view: View, node: ENode) -> Iterator[Arg]:
             return
 
 
-@axiom("maximum-absorb", {"maximum"}, ())
+@axiom("maximum-absorb", {"maximum"}, (), watch_operands=1)
 def maximum_absorb(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """maximum(maximum(x, y), y) = maximum(x, y)."""
     yield from _absorb(view, node)
 
 
-@axiom("minimum-absorb", {"minimum"}, ())
+@axiom("minimum-absorb", {"minimum"}, (), watch_operands=1)
 def minimum_absorb(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """minimum(minimum(x, y), y) = minimum(x, y)."""
     yield from _absorb(view, node)
@@ -1186,7 +1276,7 @@ def _scalar_operand(view: View, node: ENode) -> Iterator[tuple[Class, Class]]:
                 yield Class(node.children[other]), Class(b.children[0])
 
 
-@axiom("maximum-as-clamp", {"maximum"}, {"clamp", "constant"})
+@axiom("maximum-as-clamp", {"maximum"}, {"clamp", "constant"}, watch_operands=1)
 def maximum_as_clamp(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """maximum(x, broadcast(s)) = clamp(s, x, +inf or INT_MAX) (relu: s = 0)."""
     dt = node.type.dtype
@@ -1197,7 +1287,7 @@ def maximum_as_clamp(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield mk.op("clamp", [s, x, mk.scalar(_extreme(dt, True), dt)])
 
 
-@axiom("minimum-as-clamp", {"minimum"}, {"clamp", "constant"})
+@axiom("minimum-as-clamp", {"minimum"}, {"clamp", "constant"}, watch_operands=1)
 def minimum_as_clamp(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """minimum(x, broadcast(s)) = clamp(-inf or INT_MIN, x, s)."""
     dt = node.type.dtype
@@ -1208,7 +1298,7 @@ def minimum_as_clamp(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield mk.op("clamp", [mk.scalar(_extreme(dt, False), dt), x, s])
 
 
-@axiom("clamp-clamp", {"clamp"}, {"clamp", "constant"})
+@axiom("clamp-clamp", {"clamp"}, {"clamp", "constant"}, watch_operands=1)
 def clamp_clamp(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """clamp(lo2, clamp(lo1, x, hi1), hi2) = clamp(L, x, H) with L = max(lo1, lo2),
     H = min(hi1, hi2), for constant bounds with L <= H (jnp.clip's max/min chain
@@ -1319,7 +1409,7 @@ def subtract_as_add_negate(view: View, c: ClassId, node: ENode) -> Iterator[Arg]
     yield mk.op("add", [x, mk.op("negate", [y])])
 
 
-@axiom("negate-negate", {"negate"}, ())
+@axiom("negate-negate", {"negate"}, (), watch_operands=1)
 def negate_negate(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """negate(negate(x)) = x."""
     for inner in view.find(node.children[0], "negate"):
@@ -1333,25 +1423,25 @@ def _with_unit(view: View, node: ENode, test) -> Iterator[Arg]:
             yield Class(node.children[other])
 
 
-@axiom("add-zero", {"add"}, ())
+@axiom("add-zero", {"add"}, (), watch_operands=1)
 def add_zero(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """add(x, 0) = x for integers, and for floats when the zero is -0 (x + -0 = x, zeros included)."""
     yield from _with_unit(view, node, lambda v: is_zero(v, negative=True))
 
 
-@axiom("add-zero-float", {"add"}, (), exact=False)
+@axiom("add-zero-float", {"add"}, (), exact=False, watch_operands=1)
 def add_zero_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """add(x, +0) ≈ x for floats: exact except x = -0, where -0 + +0 = +0."""
     yield from _with_unit(view, node, lambda v: is_zero(v, negative=False) and v.dtype.kind not in "biu")
 
 
-@axiom("multiply-one", {"multiply"}, ())
+@axiom("multiply-one", {"multiply"}, (), watch_operands=1)
 def multiply_one(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """multiply(x, 1) = x (x*1 is exact in IEEE, -0 and inf included)."""
     yield from _with_unit(view, node, lambda v: int_value(v) == 1)
 
 
-@axiom("multiply-negone", {"multiply"}, {"negate"})
+@axiom("multiply-negone", {"multiply"}, {"negate"}, watch_operands=1)
 def multiply_negone(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """multiply(x, -1) = negate(x) for signed ints (wrapping) and floats."""
     if node.type.dtype.is_signed:
@@ -1387,14 +1477,14 @@ def _shift_by(view: View, node: ENode, opcode: str, divisor_only: bool) -> Itera
             yield mk.op(opcode, [Class(node.children[xi]), mk.constant(np.full(t.shape, k, np.int64), t.dtype)])
 
 
-@axiom("multiply-pow2-shift", {"multiply"}, {"shift-left", "constant"})
+@axiom("multiply-pow2-shift", {"multiply"}, {"shift-left", "constant"}, watch_operands=1)
 def multiply_pow2_shift(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """multiply(x, 2^k) = shift-left(x, k) for integers (both wrap modulo 2^bits)."""
     if node.type.dtype.is_int:
         yield from _shift_by(view, node, "shift-left", divisor_only=False)
 
 
-@axiom("divide-pow2-shift", {"divide"}, {"shift-right-logical", "constant"})
+@axiom("divide-pow2-shift", {"divide"}, {"shift-right-logical", "constant"}, watch_operands=1)
 def divide_pow2_shift(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """divide(x, 2^k) = shift-right-logical(x, k) for unsigned x (signed division rounds toward 0, shifts down)."""
     if node.type.dtype.kind == "uint":
@@ -1468,7 +1558,7 @@ def _folded(view: View, t: ENode, batch: Sequence[int], contract: Sequence[int])
     return tuple(perm[j] for j in batch), tuple(perm[j] for j in contract)
 
 
-@axiom("dot-fold-transpose-rhs", {"dot"}, {"dot"})
+@axiom("dot-fold-transpose-rhs", {"dot"}, {"dot"}, watch_operands=1)
 def dot_fold_transpose_rhs(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """dot(a, transpose(b, p)) = dot(a, b) with b's dimension numbers mapped through p (free dims kept in order)."""
     mk = Make(view)
@@ -1480,7 +1570,7 @@ def dot_fold_transpose_rhs(view: View, c: ClassId, node: ENode) -> Iterator[Arg]
                          base=node)
 
 
-@axiom("dot-fold-transpose-lhs", {"dot"}, {"dot"})
+@axiom("dot-fold-transpose-lhs", {"dot"}, {"dot"}, watch_operands=1)
 def dot_fold_transpose_lhs(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """dot(transpose(a, p), b) = dot(a, b) with a's dimension numbers mapped through p (free dims kept in order)."""
     mk = Make(view)
@@ -1528,7 +1618,7 @@ def dot_widen_result(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield mk.convert(mk.redot(node, a, b, s32 if dt.is_signed else u32), dt)
 
 
-@axiom("transpose-dot-swap", {"transpose"}, {"dot"})
+@axiom("transpose-dot-swap", {"transpose"}, {"dot"}, watch_operands=1)
 def transpose_dot_swap(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """transpose(dot(a, b)) = dot(b, a) for 2-D results (one free dim per operand)."""
     if node.attrs["dimensions"] != (1, 0):
