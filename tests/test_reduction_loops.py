@@ -12,6 +12,7 @@ from runtime_skeleton.reference.npz_io import random_inputs
 from runtime_skeleton.sim import cost
 from runtime_skeleton.superopt import identity, strip
 from runtime_skeleton.superopt.reduction import split
+from runtime_skeleton.superopt.strip import NotTileable
 from runtime_skeleton.superopt.windows import window, windowed
 
 
@@ -81,6 +82,59 @@ def test_split_pieces_compute_the_kernel():
     (got,) = evaluate(s.epilogue.tile, [acc])
     np.testing.assert_array_equal(got, evaluate(module, x)[0])
     assert [p.terms for p in s.body.inputs[1:]] == [(("k", 16),), (("k", 256),)]  # A: 16 bytes, B: 16 rows
+
+
+def reduce_kernel(op: str, init: str, x: str, out: str, dims: str, dtype: str = "f32") -> str:
+    return f"""HloModule r
+red {{
+  a = {dtype}[] parameter(0)
+  b = {dtype}[] parameter(1)
+  ROOT c = {dtype}[] {op}(a, b)
+}}
+ENTRY main {{
+  x = {dtype}[{x}] parameter(0)
+  z = {dtype}[] constant({init})
+  ROOT r = {dtype}[{out}] reduce(x, z), dimensions={{{dims}}}, to_apply=red
+}}
+"""
+
+
+@pytest.mark.parametrize("op,init,dtype", [("maximum", "-inf", "f32"), ("add", "0", "s32"), ("minimum", "7", "s32")])
+def test_split_reduce_pieces_compute_the_kernel(op, init, dtype):
+    """A reduce cut along its longest reduced dimension: the partial results combine with
+    its reducer's op, in a flat accumulator; any init for max/min (idempotent)."""
+    module = load_kernel(reduce_kernel(op, init, "4,6,3", "3", "0,1", dtype))
+    s = split(identity(module), 2, "k")
+    assert s.trips == 3 and s.body.tile.result_type.shape == (3,)
+    (x,) = random_inputs(module.parameter_types, 0)
+    acc = evaluate(s.prologue.tile, [x[:, :2]])[0]
+    for k in range(1, s.trips):
+        acc = evaluate(s.body.tile, [acc, x[:, 2 * k:2 * k + 2]])[0]
+    (got,) = evaluate(s.epilogue.tile, [acc])
+    np.testing.assert_array_equal(got, evaluate(module, [x])[0])
+
+
+def test_a_reduce_whose_parts_do_not_combine_is_not_split():
+    """An add whose init is not zero would be counted once per step; a reducer that is
+    not one binary op has no combine."""
+    from runtime_skeleton.superopt.reduction import contraction
+
+    assert contraction(load_kernel(reduce_kernel("add", "1", "4,6", "4", "1", "s32"))) is None
+    assert contraction(load_kernel(reduce_kernel("add", "0", "4,6", "4", "1", "s32"))) is not None
+    with pytest.raises(NotTileable):
+        split(identity(load_kernel(reduce_kernel("add", "1", "4,6", "4", "1", "s32"))), 2, "k")
+
+
+def test_a_long_f32_sum_on_amx_is_a_loop_of_vector_adds():
+    """16 rows of 16 floats summed: a reduction loop whose accumulator stays in a zmm
+    register (one load and one vaddps a step)."""
+    import generated.amx as amx
+
+    res = compile_hlo(amx.TARGET, reduce_kernel("add", "0", "16,16", "16", "0"),
+                      CompileOptions(timeout=20, direct_share=0.05, deterministic=True))
+    assert res.split is not None and res.split.buffer == "zmm"
+    assert verify(amx.TARGET, res) == []
+    assert res.program.executed() == 32 and "vaddps" in {c.name for c in res.program.flat()}
 
 
 @pytest.mark.parametrize("shape", [(32, 32, 32), pytest.param((48, 64, 32), marks=pytest.mark.slow)])

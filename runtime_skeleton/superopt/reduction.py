@@ -16,6 +16,11 @@ element-wise work after the dot (bias, ReLU, requantize) is fused into the
 epilogue. Which buffer holds C is the search's choice (any on-chip buffer of the
 dot's element type). Integer sums are exact in any order; floating-point sums
 are reassociated, as every tiled GEMM does.
+
+A reduce is cut the same way along its longest reduced dimension, and its partial
+results combine with its reducer's op (C = max(C, reduce_max(X_k)); ``combine``
+says when that is sound): a sum over 16 rows of AMX vectors is a loop of vector
+loads and adds into registers that stay put.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from ..ir.graph import Computation, Instruction, Module
 from ..ir.types import TensorType
+from ..isel.axioms import combiner
 from ..target import TargetDef
 from .strip import OUTPUT, NotTileable, Tiling, _Builder
 
@@ -55,15 +61,49 @@ class Split:
 
 
 def contraction(module: Module) -> tuple[Instruction, int] | None:
-    """The dot with the longest single contracted dimension, and its extent."""
+    """The dot or reduce with the longest dimension it accumulates over (``accumulated``),
+    and that dimension's extent."""
     best = None
-    for ins in module.entry_computation.instructions:
-        if ins.opcode != "dot" or len(ins.attrs.get("lhs_contracting_dims", ())) != 1:
+    comp = module.entry_computation
+    for ins in comp.instructions:
+        d = accumulated(module, ins)
+        if d is None:
             continue
-        k = module.entry_computation[ins.operands[0]].tensor_type.shape[ins.attrs["lhs_contracting_dims"][0]]
+        k = comp[ins.operands[0]].tensor_type.shape[d]
         if best is None or k > best[1]:
             best = (ins, k)
     return best
+
+
+def accumulated(module: Module, ins: Instruction) -> int | None:
+    """The dimension of operand 0 that ``ins`` sums over and that a split cuts: a dot's
+    single contracted dimension, the longest reduced one of a reduce whose partial
+    results ``combine``; else None."""
+    if ins.opcode == "dot":
+        dims = ins.attrs.get("lhs_contracting_dims", ())
+        return dims[0] if len(dims) == 1 else None
+    if combine(module, ins) is None:
+        return None
+    shape = module.entry_computation[ins.operands[0]].tensor_type.shape
+    return max(ins.attrs["dimensions"], key=lambda d: shape[d], default=None)
+
+
+def combine(module: Module, ins: Instruction) -> str | None:
+    """The op that adds up ``ins``'s partial results: add for a dot; for a one-array
+    reduce, its reducer's op when op(reduce(x_0, i), reduce(x_1, i)) = reduce(x, i) for
+    any cut of x: maximum, minimum, and, or for any init i (idempotent), add with i = 0
+    (floats reassociated, as for a dot), multiply with i = 1."""
+    if ins.opcode == "dot":
+        return "add"
+    if ins.opcode != "reduce" or len(ins.operands) != 2:
+        return None
+    op = combiner(module.computations.get(ins.attrs["to_apply"]))
+    if op in ("maximum", "minimum", "and", "or"):
+        return op
+    init = module.entry_computation[ins.operands[1]]
+    if op not in ("add", "multiply") or init.opcode != "constant":
+        return None
+    return op if float(init.attrs["literal"].array) == (op == "multiply") else None
 
 
 def accumulator_buffers(target: TargetDef, t: TensorType) -> list[str]:
@@ -79,19 +119,30 @@ def accumulator_buffers(target: TargetDef, t: TensorType) -> list[str]:
 
 
 def split(outer: Tiling, t: int, var: str) -> Split:
-    """``outer``'s tile kernel with its longest contraction cut into steps of ``t``."""
+    """``outer``'s tile kernel with its longest contraction (a dot's, or a reduce's
+    reduced dimension) cut into steps of ``t``."""
     module = outer.tile
     comp = module.entry_computation
     found = contraction(module)
     if found is None:
-        raise NotTileable("no dot to accumulate")
-    dot, k = found
+        raise NotTileable("no dot or reduce to accumulate")
+    op, k = found
     if t < 1 or t >= k or k % t:
         raise NotTileable(f"steps of {t} do not divide the contraction of {k}")
     b = _Builder(comp, k, t, var, outer)
-    lhs = b.visit(dot.operands[0], (dot.attrs["lhs_contracting_dims"][0], False))
-    rhs = b.visit(dot.operands[1], (dot.attrs["rhs_contracting_dims"][0], False))
-    part = Instruction(f"{dot.name}.part", "dot", dot.type, (lhs, rhs), dot.attrs, dot.loc)
+    if op.opcode == "dot":
+        operands = (b.visit(op.operands[0], (op.attrs["lhs_contracting_dims"][0], False)),
+                    b.visit(op.operands[1], (op.attrs["rhs_contracting_dims"][0], False)))
+    else:  # the reduce's init stays whole
+        operands = (b.visit(op.operands[0], (accumulated(module, op), False)), b.visit(op.operands[1], None))
+    part = Instruction(f"{op.name}.part", op.opcode, op.type, operands, op.attrs, op.loc)
+    parts = [part]
+    acc_type = op.tensor_type
+    if op.opcode == "reduce" and acc_type.rank > 1:
+        # an element-wise combine: the accumulator is kept flat, so it fills whole
+        # on-chip rows (bflat.resident_type) whatever the shape of the reduce's result
+        acc_type = TensorType(acc_type.dtype, (math.prod(acc_type.shape),))
+        parts.append(Instruction(f"{op.name}.flat", "reshape", acc_type, (part.name,)))
     places = tuple(b.placements)
 
     def piece(instrs: list[Instruction], root: str, inputs: tuple) -> Tiling:
@@ -99,38 +150,43 @@ def split(outer: Tiling, t: int, var: str) -> Split:
         tile = Module(module.name, {**module.computations, comp.name: body}, module.entry)
         return replace(outer, tile=tile, inputs=inputs)
 
-    prologue = piece(b.out + [part], part.name, tuple(p.at(var, 0) for p in places))
-    acc = Instruction(f"{dot.name}.acc", "parameter", dot.type, (), {"parameter_number": 0})
+    prologue = piece(b.out + parts, parts[-1].name, tuple(p.at(var, 0) for p in places))
+    acc = Instruction(f"{op.name}.acc", "parameter", acc_type, (), {"parameter_number": 0})
     shifted = [replace(i, attrs={**i.attrs, "parameter_number": i.attrs["parameter_number"] + 1})
                if i.opcode == "parameter" else i for i in b.out]
-    total = Instruction(f"{dot.name}.sum", "add", dot.type, (acc.name, part.name))
-    body = piece([acc] + shifted + [part, total], total.name, (None,) + places)
+    total = Instruction(f"{op.name}.sum", combine(module, op), acc_type, (acc.name, parts[-1].name))
+    body = piece([acc] + shifted + parts + [total], total.name, (None,) + places)
     return Split(var, k // t, prologue, replace(body, loops=body.loops + ((var, k // t),)),
-                 _epilogue(outer, dot, acc, piece))
+                 _epilogue(outer, op, acc, piece))
 
 
-def _epilogue(outer: Tiling, dot: Instruction, acc: Instruction, piece) -> Tiling:  # noqa: ANN001
-    """The kernel after the dot: the dot's value is the accumulator (parameter 0)."""
+def _epilogue(outer: Tiling, op: Instruction, acc: Instruction, piece) -> Tiling:  # noqa: ANN001
+    """The kernel after the dot or reduce: its value is the accumulator (parameter 0), or
+    the accumulator reshaped (a flat one)."""
     comp = outer.tile.entry_computation
     needed: set[str] = set()
     stack = [comp.root]
     while stack:
         name = stack.pop()
-        if name in needed or name == dot.name:
+        if name in needed or name == op.name:
             continue
         needed.add(name)
         stack.extend(comp[name].operands)
     instrs, inputs = [acc], [None]
+    value = acc
+    if acc.type != op.type:  # a flat accumulator
+        value = Instruction(f"{op.name}.value", "reshape", op.type, (acc.name,))
+        instrs.append(value)
     for ins in comp.instructions:
         if ins.name not in needed:
             continue
         if ins.opcode == "parameter":
             inputs.append(outer.inputs[ins.attrs["parameter_number"]])
             ins = replace(ins, attrs={**ins.attrs, "parameter_number": len(inputs) - 1})
-        instrs.append(replace(ins, operands=tuple(acc.name if o == dot.name else o for o in ins.operands)))
-    root = comp.root
-    if root == dot.name:
-        out = Instruction(f"{dot.name}.out", "copy", dot.type, (acc.name,))
+        instrs.append(replace(ins, operands=tuple(value.name if o == op.name else o for o in ins.operands)))
+    root = value.name if comp.root == op.name else comp.root
+    if root == acc.name:
+        out = Instruction(f"{op.name}.out", "copy", op.type, (acc.name,))
         instrs.append(out)
         root = out.name
     return piece(instrs, root, tuple(inputs))
