@@ -137,6 +137,19 @@ def test_a_long_f32_sum_on_amx_is_a_loop_of_vector_adds():
     assert res.program.executed() == 32 and "vaddps" in {c.name for c in res.program.flat()}
 
 
+def test_a_reduction_loop_on_vectors_tries_steps_of_one_row_first():
+    """No AMX instruction reduces (its semantics have no reduce): a step of a reduction
+    loop is one vector op, so among the splits the one of single steps comes first."""
+    import generated.amx as amx
+    from runtime_skeleton.superopt.reduction import Split
+    from runtime_skeleton.superopt.tiled import _options, _preferred
+
+    ctx = identity(load_kernel(reduce_kernel("add", "0", "16,64", "16", "1", "s32")))
+    options, _ = _options(amx.TARGET, ctx, 0)
+    splits = [o for o in _preferred(amx.TARGET, ctx.tile, options) if isinstance(o, Split)]
+    assert splits and splits[0].trips == 64
+
+
 @pytest.mark.parametrize("shape", [(32, 32, 32), pytest.param((48, 64, 32), marks=pytest.mark.slow)])
 def test_gemm_compiles_into_loops_with_an_on_chip_reduction_and_verifies(shape):
     res = compile_hlo(gemmini.TARGET, gemm(*shape), CompileOptions(timeout=30, direct_share=0.05))

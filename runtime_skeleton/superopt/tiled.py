@@ -331,10 +331,11 @@ def _natural_rows(target: TargetDef, t: TensorType) -> int:
     return max([_rows_per_write(target, b) for b in accumulator_buffers(target, t)] + [1])
 
 
-def _natural_contraction(target: TargetDef, t: TensorType) -> int:
+def _natural_contraction(target: TargetDef, t: TensorType, opcode: str = "dot") -> int:
     """The longest contraction one instruction performs into a buffer that holds t's
-    values (its semantics' dot, attributes at their largest): Gemmini's DIM, 64 bytes
-    of A a row for AMX's int8 tile op, 1 for a vector FMA (no dot)."""
+    values (its semantics' dot or reduce, as ``opcode`` asks, attributes at their
+    largest): Gemmini's DIM, 64 bytes of A a row for AMX's int8 tile op, 1 for a
+    vector FMA (no dot) or a vector add (no reduce: a reduction loop adds a row a step)."""
     held = set(accumulator_buffers(target, t))
     most = 1
     for ins in target.instructions.values():
@@ -344,9 +345,10 @@ def _natural_contraction(target: TargetDef, t: TensorType) -> int:
             comp = target.semantics(ins, {d.name: d.hi for d in ins.comp_attrs}).entry_computation
         except ActgenError:
             continue
-        for dot in (i for i in comp.instructions if i.opcode == "dot"):
-            lhs = comp[dot.operands[0]].tensor_type
-            most = max(most, math.prod(lhs.shape[d] for d in dot.attrs.get("lhs_contracting_dims", ())))
+        for op in (i for i in comp.instructions if i.opcode == opcode):
+            x = comp[op.operands[0]].tensor_type
+            dims = op.attrs.get("lhs_contracting_dims", ()) if opcode == "dot" else op.attrs["dimensions"]
+            most = max(most, math.prod(x.shape[d] for d in dims))
     return most
 
 
@@ -363,7 +365,10 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
     q = _natural_rows(target, root)
     found = contraction(module)
     k_full = found[1] if found else None
-    k_nat = max(q, _natural_contraction(target, root))
+    kind = found[0].opcode if found else "dot"
+    k_nat = _natural_contraction(target, root, kind)
+    if kind == "dot":  # a vector FMA's steps of Q rows
+        k_nat = max(q, k_nat)
     order = cut_dimensions(module)
     want = [1] * max(0, root.rank - 2) + [q, r][-root.rank:] if root.rank else []
 
