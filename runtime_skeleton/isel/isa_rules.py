@@ -528,6 +528,7 @@ class AlphaSolver:
     def __init__(self, target: TargetDef):
         self.target = target
         self._cache: dict[tuple, dict[str, int] | None] = {}
+        self._base: dict[str, tuple[z3.Solver, dict[str, Any]]] = {}
 
     def solve(self, p: Pattern, eqs: list) -> dict[str, int] | None:
         key = (p.ins.name, frozenset(e.key for e in eqs))
@@ -536,23 +537,35 @@ class AlphaSolver:
         return self._cache[key]
 
     def _solve(self, p: Pattern, eqs: list) -> dict[str, int] | None:
+        s, a = self._precondition(p)
+        s.push()  # the match's facts on top of the instruction's own constraints, built once
+        try:
+            s.add(*(e.z3() for e in eqs))
+            if s.check() != z3.sat:
+                return None
+            model = s.model()
+            return {d.name: model.eval(a[d.name], model_completion=True).as_long() for d in p.ins.comp_attrs}
+        finally:
+            s.pop()
+
+    def _precondition(self, p: Pattern) -> tuple[z3.Solver, dict[str, Any]]:
+        """A solver holding the generated precondition of ``p``'s instruction: attribute
+        ranges, its constraint e(α, β), every slice inside its buffer."""
         ins = p.ins
-        s = z3.Solver()
-        a: dict[str, Any] = dict(p.alpha)
-        for d in ins.addr_attrs:
-            a[d.name] = z3.Int(f"{ins.name}.{d.name}")
-        for d in ins.attrs():
-            s.add(a[d.name] >= d.lo, a[d.name] <= d.hi)
-        s.add(*(e.z3() for e in eqs))
-        s.add(ins.e(a, _Z3))
-        for sl, (starts, lengths) in zip((ins.output,) + ins.inputs, ins.h(a, _Z3)):
-            dims = self.target.buffers[sl.buffer].access_shape
-            for st, ln, dim in zip(starts, lengths, dims):
-                s.add(st >= 0, ln >= 1, st + ln <= dim)
-        if s.check() != z3.sat:
-            return None
-        model = s.model()
-        return {d.name: model.eval(a[d.name], model_completion=True).as_long() for d in ins.comp_attrs}
+        if ins.name not in self._base:
+            s = z3.Solver()
+            a: dict[str, Any] = dict(p.alpha)
+            for d in ins.addr_attrs:
+                a[d.name] = z3.Int(f"{ins.name}.{d.name}")
+            for d in ins.attrs():
+                s.add(a[d.name] >= d.lo, a[d.name] <= d.hi)
+            s.add(ins.e(a, _Z3))
+            for sl, (starts, lengths) in zip((ins.output,) + ins.inputs, ins.h(a, _Z3)):
+                dims = self.target.buffers[sl.buffer].access_shape
+                for st, ln, dim in zip(starts, lengths, dims):
+                    s.add(st >= 0, ln >= 1, st + ln <= dim)
+            self._base[ins.name] = (s, a)
+        return self._base[ins.name]
 
 
 def isa_rules(target: TargetDef) -> tuple[list[Rule], list[Pattern]]:
