@@ -103,7 +103,8 @@ def combine(module: Module, ins: Instruction) -> str | None:
     init = module.entry_computation[ins.operands[1]]
     if op not in ("add", "multiply") or init.opcode != "constant":
         return None
-    return op if float(init.attrs["literal"].array) == (op == "multiply") else None
+    identity = 1.0 if op == "multiply" else 0.0
+    return op if float(init.attrs["literal"].array) == identity else None
 
 
 def accumulator_buffers(target: TargetDef, t: TensorType) -> list[str]:
