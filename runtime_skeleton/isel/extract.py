@@ -32,6 +32,11 @@ Req = tuple  # (e-class, buffer it is wanted in[, a tag naming a storage of its 
 #              instruction overwrites in place])
 COPY = "copy"
 IN_PLACE = "in-place"
+WRITTEN = (("written", None),)  # the tag of a value some instruction must write: not a view of an input
+
+
+def is_written(req: Req) -> bool:
+    return req[2:] == WRITTEN
 
 
 def copy_tag(anchor: Req | None, at: Any, c: ClassId) -> tuple:
@@ -174,6 +179,9 @@ class Extractor:
     root_buffers: list[str] | None = None  # where each output is wanted (default: all in HBM)
     const: set[ClassId] = field(default_factory=set)
     deadline: float | None = None  # time.perf_counter() after which the bounds stop exploring
+    written: tuple[bool, ...] = ()  # outputs an instruction must write (not views of inputs), by position
+    alias_input: int | None = None  # the input whose storage the output takes over: it may be viewed
+    const_views: bool = True  # whether a written output may still be a view of the constant section
 
     def __post_init__(self) -> None:
         self.const = constant_classes(self.view)
@@ -189,9 +197,12 @@ class Extractor:
         out: list[Choice] = []
         nodes = self.view.nodes(c)
         inputs = [n for n in nodes if n.op == "input" and (n.attrs.get("buffer") or self.hbm) == buf]
+        viewless = self._viewless(req)
+        if viewless:
+            inputs = [n for n in inputs if n.attrs["index"] == self.alias_input]
         if inputs and not is_copy(req):  # an input's storage is where the caller put it, once
             out.append(Choice("input", inputs[0]))
-        elif buf == self.hbm and c in self.const:
+        elif buf == self.hbm and c in self.const and (self.const_views or not viewless):
             out.append(Choice("const"))
         if any(n.op == UNDEF for n in nodes):
             out.append(Choice("undef"))
@@ -214,10 +225,11 @@ class Extractor:
         m = len(self.target.buffers[buf].access_shape)
         anchor, base = self._place(req)
         inside = is_copy(req)
+        tag = WRITTEN if self._viewless(req) else ()  # what an identity makes of written storage is written
         if n.op == "slice^H":
             (k,) = n.children
             if not inside:
-                return ((k, buf),)
+                return ((k, buf) + tag,)
             at = tuple(b - d.start for b, d in zip(base, n.attrs["slice"]))
             extent = self.view.type(anchor[0]).shape
             if any(o < 0 or o + s > e for o, s, e in zip(at, self.view.type(k).shape[:m], extent)):
@@ -232,10 +244,24 @@ class Extractor:
                 at = tuple(b + (step if i == dim else 0) for i, b in enumerate(base))
                 out.append((k, buf, copy_tag(anchor, at, k)))
             else:
-                out.append((k, buf))
+                out.append((k, buf) + tag)
             seen.add(k)
             step += self.view.type(k).shape[dim]
         return tuple(out)
+
+    def _viewless(self, req: Req) -> bool:
+        """Whether req's storage must not be an input's (but the aliased one's): a written
+        requirement, or a copy or an operand overwritten in place anchored in one (a
+        repeated output's copy: that output's). So the operand a read-modify-write store
+        updates in place and the written output's parts that it holds are one requirement."""
+        if is_written(req):
+            return True
+        if len(req) < 3:
+            return False
+        anchor = req[2][1]
+        if anchor is None:
+            return req[2][2] < len(self.written) and self.written[req[2][2]]
+        return self._viewless(anchor)
 
     def _place(self, req: Req) -> tuple[Req, tuple[int, ...]]:
         """The anchor a requirement lies in and its offset there (a requirement that is
@@ -298,10 +324,14 @@ class Extractor:
         return sorted(found.values(), key=lambda g: (len(g.nodes), g.num_instructions))
 
     def root_reqs(self, roots: list[ClassId]) -> list[Req]:
-        """Outputs that are the same value are copies (each has its own region)."""
+        """Outputs that are the same value are copies (each has its own region); written
+        outputs in HBM are tagged so (``WRITTEN``)."""
         reqs: list[Req] = []
         for i, (r, b) in enumerate(zip(roots, self.root_buffers or [self.hbm] * len(roots))):
-            reqs.append((r, b, copy_tag(None, i, r)) if (r, b) in reqs else (r, b))
+            if any(q[:2] == (r, b) for q in reqs):
+                reqs.append((r, b, copy_tag(None, i, r)))
+            else:
+                reqs.append((r, b) + (WRITTEN if b == self.hbm and i < len(self.written) and self.written[i] else ()))
         return reqs
 
     def realizable(self, roots: list[ClassId]) -> bool:

@@ -14,9 +14,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..errors import ActgenError
 from ..ir.graph import Module
 from ..ir.types import TensorType
+from ..layout import flatten
+from ..reference import evaluate
 from ..target import TargetDef
 from . import bflat
 from .axioms import Make, dot_dims
@@ -167,6 +171,8 @@ class InstructionSelector:
                 for o, t in zip(outs, self.output_types)]
         self.eg.flush()
         self._root_refs = refs
+        self.written = (tuple(True for _ in outs) if module.output_written
+                        else () if out_buf else _not_views(module, self.input_types, self.output_types))
         self._extractor: Extractor | None = None  # the last round's: the e-graph has not changed since
 
     def _input(self, i: int, t: TensorType) -> Term:
@@ -226,7 +232,7 @@ class InstructionSelector:
                 selected = frozen and self.stats.saturation.saturated
                 self.stats.saturation.saturated = saturated
             t0 = time.perf_counter()
-            ex = self._extractor = Extractor(self.target, self.eg.view, self.output_buffers, deadline=deadline)
+            ex = self._extractor = self._new_extractor(deadline)
             graphs = ex.enumerate(self.roots, min(2**k, lim.max_pii_nodes), lim.graphs_per_round)
             self.stats.extraction_seconds += time.perf_counter() - t0
             self.stats.rounds = k
@@ -255,6 +261,10 @@ class InstructionSelector:
             if expanded and stopped and not realizable:
                 break
 
+    def _new_extractor(self, deadline: float | None = None) -> Extractor:
+        return Extractor(self.target, self.eg.view, self.output_buffers, deadline=deadline, written=self.written,
+                         alias_input=self.module.output_alias, const_views=not self.module.output_written)
+
     def first(self) -> PiiGraph:
         for g in self.pii_graphs():
             return g
@@ -263,7 +273,7 @@ class InstructionSelector:
     def explain(self) -> str:
         # the enumeration ends right after a round's extraction, so its bounds are reused
         # (computing them again on a large e-graph took seconds past the time limit)
-        ex = self._extractor or Extractor(self.target, self.eg.view, self.output_buffers)
+        ex = self._extractor or self._new_extractor()
         why = explain(ex, self.roots)
         st, lim = self.stats.saturation, self.limits
         if not st.saturated and st.nodes > lim.max_nodes:
@@ -275,6 +285,24 @@ class InstructionSelector:
             why += (" (extraction explored only part of the e-graph's (class, buffer) requirements before its"
                     " time or size limit)")
         return f"no pii graph for {self.target.name}: " + why
+
+
+def _not_views(module: Module, inputs: list[TensorType], outputs: list[TensorType]) -> tuple[bool, ...]:
+    """Outputs that no pii graph may leave as a view of an input's storage: on random
+    bytes their bytes are no contiguous run of any input's. A whole kernel's output can
+    be such a view (a slice of rows: no instruction at all), but one that is not (two
+    rows swapped) must be written; extraction then skips the view graphs, cheapest
+    first, that no allocation places (CSP2). An evaluation error counts as a view."""
+    rng = np.random.default_rng(0)
+    args = [flatten.unbflat(rng.integers(0, 256, flatten.byte_size(t), np.uint8).tobytes(), t) for t in inputs]
+    try:
+        with np.errstate(all="ignore"):
+            results = evaluate(module, args)
+    except (ActgenError, ArithmeticError, ValueError):
+        return tuple(False for _ in outputs)
+    held = [flatten.bflat(a, t) for a, t in zip(args, inputs)]
+    return tuple(len(r := flatten.bflat(v, t)) > 0 and not any(r in h for h in held)
+                 for v, t in zip(results, outputs))
 
 
 def _layout_of(module: Module, i: int, t: TensorType) -> TensorType:
