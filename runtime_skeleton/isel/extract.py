@@ -181,7 +181,10 @@ class Extractor:
     deadline: float | None = None  # time.perf_counter() after which the bounds stop exploring
     written: tuple[bool, ...] = ()  # outputs an instruction must write (not views of inputs), by position
     alias_input: int | None = None  # the input whose storage the output takes over: it may be viewed
-    const_views: bool = True  # whether a written output may still be a view of the constant section
+    # outputs written into regions of their own (a piece's, Module.output_written): what the
+    # output's identity instructions hold is written inside the output's region, and no view
+    # of the constant section either
+    apart: bool = False
 
     def __post_init__(self) -> None:
         self.const = constant_classes(self.view)
@@ -198,11 +201,13 @@ class Extractor:
         nodes = self.view.nodes(c)
         inputs = [n for n in nodes if n.op == "input" and (n.attrs.get("buffer") or self.hbm) == buf]
         viewless = self._viewless(req)
-        if viewless:
-            inputs = [n for n in inputs if n.attrs["index"] == self.alias_input]
-        if inputs and not is_copy(req):  # an input's storage is where the caller put it, once
+        if viewless:  # only the input whose storage the output takes over, where the output lies
+            inputs = [n for n in inputs if n.attrs["index"] == self.alias_input and not any(self._place(req)[1])]
+        elif is_copy(req):  # an input's storage is where the caller put it, once
+            inputs = []
+        if inputs:
             out.append(Choice("input", inputs[0]))
-        elif buf == self.hbm and c in self.const and (self.const_views or not viewless):
+        elif buf == self.hbm and c in self.const and not (viewless and self.apart):
             out.append(Choice("const"))
         if any(n.op == UNDEF for n in nodes):
             out.append(Choice("undef"))
@@ -217,15 +222,16 @@ class Extractor:
         return out
 
     def _identity_reqs(self, req: Req, n: ENode) -> tuple[Req, ...] | None:
-        """An identity instruction's operands are its own storage: inside a copy, copies
-        at their offsets; a class a concatenation holds twice, a new copy for each
-        repetition. None when a slice's operand would reach outside a copy's anchor
-        (the copies of one anchor lie within it)."""
+        """An identity instruction's operands are its own storage: inside a copy (or an
+        output written apart), copies at their offsets; a class a concatenation holds
+        twice, a new copy for each repetition. None when a slice's operand would reach
+        outside a copy's anchor (the copies of one anchor lie within it)."""
         buf = req[1]
         m = len(self.target.buffers[buf].access_shape)
         anchor, base = self._place(req)
-        inside = is_copy(req)
-        tag = WRITTEN if self._viewless(req) else ()  # what an identity makes of written storage is written
+        viewless = self._viewless(req)
+        inside = is_copy(req) or (viewless and self.apart)
+        tag = WRITTEN if viewless and not inside else ()  # what an identity makes of written storage is written
         if n.op == "slice^H":
             (k,) = n.children
             if not inside:

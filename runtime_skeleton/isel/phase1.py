@@ -263,7 +263,7 @@ class InstructionSelector:
 
     def _new_extractor(self, deadline: float | None = None) -> Extractor:
         return Extractor(self.target, self.eg.view, self.output_buffers, deadline=deadline, written=self.written,
-                         alias_input=self.module.output_alias, const_views=not self.module.output_written)
+                         alias_input=self.module.output_alias, apart=self.module.output_written)
 
     def first(self) -> PiiGraph:
         for g in self.pii_graphs():
