@@ -33,18 +33,23 @@ def parts(module: Module) -> list[tuple[Module, tuple[int, ...]]]:
     root = comp.root_instruction
     if root.opcode != "tuple" or any(not isinstance(comp[o].type, TensorType) for o in root.operands):
         raise NotTileable("the kernel's outputs are not a flat tuple of tensors")
-    found = []
-    for k, out in enumerate(root.operands):
-        needed = _cone(comp, out)
-        params = [i for i in comp.parameters if i.name in needed]
-        number = {p.name: n for n, p in enumerate(params)}
-        body = [replace(i, attrs={**i.attrs, "parameter_number": number[i.name]}) if i.name in number else i
-                for i in comp.instructions if i.name in needed]
-        entry = Computation(comp.name, body, out, comp.loc)
-        computations = {**module.computations, comp.name: entry}
-        found.append((Module(f"{module.name}.out{k}", computations, module.entry, module.loc, output_written=True),
-                      tuple(p.attrs["parameter_number"] for p in params)))
-    return found
+    return [cone_kernel(module, out, f"out{k}") for k, out in enumerate(root.operands)]
+
+
+def cone_kernel(module: Module, out: str, suffix: str) -> tuple[Module, tuple[int, ...]]:
+    """The kernel computing the entry's value ``out`` (the instructions it depends on),
+    its output written apart from its inputs (a part of a sequence), and the whole
+    kernel's parameter number of each of its parameters."""
+    comp = module.entry_computation
+    needed = _cone(comp, out)
+    params = [i for i in comp.parameters if i.name in needed]
+    number = {p.name: n for n, p in enumerate(params)}
+    body = [replace(i, attrs={**i.attrs, "parameter_number": number[i.name]}) if i.name in number else i
+            for i in comp.instructions if i.name in needed]
+    entry = Computation(comp.name, body, out, comp.loc)
+    computations = {**module.computations, comp.name: entry}
+    return (Module(f"{module.name}.{suffix}", computations, module.entry, module.loc, output_written=True),
+            tuple(p.attrs["parameter_number"] for p in params))
 
 
 def _cone(comp: Computation, name: str) -> set[str]:

@@ -30,17 +30,19 @@ from .strip import NotTileable
 @dataclass(frozen=True)
 class Part:
     """A kernel of its own, and which of the whole computation's tensors its
-    parameters read and its outputs write (indices into ``Plan.types``)."""
+    parameters read and its outputs write (indices into ``Plan.types``), and where in
+    each written tensor its output starts (a byte offset: a block of a concatenation)."""
     module: Module
     reads: tuple[int, ...]
     writes: tuple[int, ...]
+    at: tuple[int, ...] = ()  # per write; none: 0
 
 
 @dataclass(frozen=True)
 class Plan:
     """The parts in program order over the tensors ``types``: the kernel's inputs
     first (``n_inputs`` of them), then outputs and intermediates in HBM."""
-    kind: str  # what a part is, for messages: "output", "stage"
+    kind: str  # what a part is, for messages: "output", "stage", "piece", "block"
     parts: tuple[Part, ...]
     types: tuple[TensorType, ...]
     n_inputs: int
@@ -92,7 +94,9 @@ def sequenced(target: TargetDef, plan: Plan, programs: list[Program]) -> Program
         assert len(prog.inputs) == len(part.reads) and len(prog.outputs) == len(part.writes)
         # (start, size, (the tensor's base, whether the part may write it))
         regions = [(d.offset, byte_size(d.type), (bases[w], False)) for d, w in zip(prog.inputs, part.reads)]
-        regions += [(d.offset, byte_size(d.type), (bases[w], True)) for d, w in zip(prog.outputs, part.writes)]
+        at = part.at or (0,) * len(part.writes)
+        regions += [(d.offset, byte_size(d.type), (bases[w] + a, True))
+                    for d, w, a in zip(prog.outputs, part.writes, at)]
         items += _moved_items(target, prog.instructions, regions, shift, {})
         consts += [ConstData(c.offset + shift, c.data) for c in prog.consts]
     return Program(target=programs[0].target,

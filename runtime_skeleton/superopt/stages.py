@@ -32,6 +32,7 @@ from ..compile import CompileError, CompileOptions, CompileResult
 from ..ir.graph import Computation, Instruction, Module
 from ..ir.types import TensorType, TupleType
 from ..target import TargetDef
+from .blocks import block_plan
 from .sequence import Part, Plan, compile_plan
 
 CONTRACTIONS = frozenset({"dot", "convolution"})
@@ -199,18 +200,19 @@ def _topological(comp: Computation) -> list[str]:
 
 def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
     """The whole kernel (straight-line or in loops) within ``direct_share`` of the time
-    when it has stages (``WHOLE_BEFORE_PIECES`` when it has only pieces), else its stages
-    in sequence, else its pieces (each plan tried gets an even share of the time left).
+    when it has blocks or stages (``WHOLE_BEFORE_PIECES`` when it has only pieces), else
+    the blocks of its root concatenation (superopt.blocks), else its stages in sequence,
+    else its pieces (each plan tried gets an even share of the time left).
     When the whole kernel compiles only as loops over strips of a broadcast of a computed
     value, each iteration computes that value again: its pieces, which compute it once,
     are then tried in the time left, and the cheaper program is kept."""
     from .tiled import compile_tiled
 
-    plans = [p for p in (stage_plan(module), piece_plan(module)) if p is not None]
+    plans = [p for p in (block_plan(module), stage_plan(module), piece_plan(module)) if p is not None]
     if not plans:
         return compile_tiled(target, module, opts, deadline)
     t0 = time.perf_counter()
-    share = opts.direct_share if plans[0].kind == "stage" else WHOLE_BEFORE_PIECES
+    share = WHOLE_BEFORE_PIECES if plans[0].kind == "piece" else opts.direct_share
     try:
         whole = compile_tiled(target, module, opts, t0 + share * max(0.0, deadline - t0))
     except CompileError as err:
@@ -235,8 +237,10 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
 def _compile_plan(target: TargetDef, module: Module, plan: Plan, opts: CompileOptions,
                   deadline: float) -> CompileResult:
     # pieces are small: straight-line code is the likely program, so it gets most of the time
-    part_opts = opts if plan.kind == "stage" else dataclasses.replace(opts, direct_share=PIECE_SHARE)
-    return compile_plan(target, module, plan, _compile_stage, part_opts, deadline)
+    part_opts = dataclasses.replace(opts, direct_share=PIECE_SHARE) if plan.kind == "piece" else opts
+    # a block is a kernel like any other: it may have blocks, stages or pieces itself
+    return compile_plan(target, module, plan, compile_staged if plan.kind == "block" else _compile_stage,
+                        part_opts, deadline)
 
 
 def _compile_stage(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
