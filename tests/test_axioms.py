@@ -193,6 +193,13 @@ def _():
             op("pad", P(0, "bf16", 1, 2, 3), zero("bf16"), padding=(PadDim(0, 0),) * 3)]
 
 
+@cases("pad-concat")
+def _pad_concat():
+    return [op("pad", P(0, "f32", 1, 8), zero("f32"), padding=(PadDim(0, 0), PadDim(0, 8))),
+            op("pad", P(0, "f32", 5, 4), const(1.5, "f32"), padding=(PadDim(2, 1), PadDim(0, 3))),
+            op("pad", P(0, "s32", 3, 2, 2), const(7, "s32"), padding=(PadDim(0, 0), PadDim(1, 0), PadDim(0, 2)))]
+
+
 @cases("slice-pad")
 def _():
     a = op("pad", P(0, "f32", 5, 4), const(1.5, "f32"), padding=(PadDim(2, 1), PadDim(0, 3)))  # [8, 7]
@@ -845,6 +852,8 @@ NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
     ("slice-concat-distribute", lambda: sl(_cat_a(), (1, 6, 2), (0, 5))),  # strided across operands
     ("concat-merge-slices", lambda: cat(0, sl(P(0, "f32", 9), (0, 3)), sl(P(0, "f32", 9), (4, 7)))),
     ("concat-merge-slices", lambda: cat(0, sl(P(0, "f32", 9), (0, 3)), sl(P(1, "f32", 9), (3, 7)))),
+    ("pad-concat", lambda: op("pad", P(0, "f32", 5), zero("f32"), padding=(PadDim(0, 0, 1),))),
+    ("pad-concat", lambda: op("pad", P(0, "f32", 5), zero("f32"), padding=(PadDim(-1, 2),))),
     ("slice-pad", lambda: sl(op("pad", P(0, "f32", 5), zero("f32"), padding=(PadDim(2, 1),)), (1, 4))),
     ("slice-pad", lambda: sl(op("pad", P(0, "f32", 5), zero("f32"), padding=(PadDim(0, 0, 1),)), (0, 3))),
     # lossy intermediate types

@@ -494,6 +494,29 @@ def pad_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield Class(node.children[0])
 
 
+@axiom("pad-concat", {"pad"}, {"concatenate", "broadcast", "pad"}, expansive=True)
+def pad_concat(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """pad(x, v) = concat(broadcast(v), pad'(x, v), broadcast(v)) along its first padded
+    dimension, pad' padding the others (edge padding only: no interior, none negative):
+    the padding a masked load writes as the zero lanes after the value."""
+    pads = node.attrs["padding"]
+    if any(p.interior or p.lo < 0 or p.hi < 0 for p in pads):
+        return
+    d = next((i for i, p in enumerate(pads) if p.lo or p.hi), None)
+    if d is None:
+        return
+    mk = Make(view)
+    x, v = (Class(k) for k in node.children)
+    rest = tuple(PadDim(0, 0) if i == d else p for i, p in enumerate(pads))
+    inner = mk.op("pad", [x, v], {"padding": rest}) if any(p.lo or p.hi for p in rest) else x
+    shape = mk.type(inner).shape
+
+    def fill(n: int) -> Arg:
+        return mk.broadcast(v, shape[:d] + (n,) + shape[d + 1:], ())
+
+    yield mk.concat(([fill(pads[d].lo)] if pads[d].lo else []) + [inner] + ([fill(pads[d].hi)] if pads[d].hi else []), d)
+
+
 @axiom("slice-pad", {"slice"}, {"slice"}, watch_operands=1)
 def slice_pad(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """slice(pad(x, v, lo_hi))[a:b:s] = slice(x)[a-lo:b-lo:s] when the slice reads only x."""
