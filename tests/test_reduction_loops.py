@@ -99,13 +99,15 @@ ENTRY main {{
 """
 
 
+@pytest.mark.parametrize("row", [1, 4])
 @pytest.mark.parametrize("op,init,dtype", [("maximum", "-inf", "f32"), ("add", "0", "s32"), ("minimum", "7", "s32")])
-def test_split_reduce_pieces_compute_the_kernel(op, init, dtype):
+def test_split_reduce_pieces_compute_the_kernel(op, init, dtype, row):
     """A reduce cut along its longest reduced dimension: the partial results combine with
-    its reducer's op, in a flat accumulator; any init for max/min (idempotent)."""
+    its reducer's op, in a flat accumulator (padded to whole rows of ``row`` elements);
+    any init for max/min (idempotent)."""
     module = load_kernel(reduce_kernel(op, init, "4,6,3", "3", "0,1", dtype))
-    s = split(identity(module), 2, "k")
-    assert s.trips == 3 and s.body.tile.result_type.shape == (3,)
+    s = split(identity(module), 2, "k", row)
+    assert s.trips == 3 and s.body.tile.result_type.shape == ((3,) if row == 1 else (4,))
     (x,) = random_inputs(module.parameter_types, 0)
     acc = evaluate(s.prologue.tile, [x[:, :2]])[0]
     for k in range(1, s.trips):
@@ -135,6 +137,21 @@ def test_a_long_f32_sum_on_amx_is_a_loop_of_vector_adds():
     assert res.split is not None and res.split.buffer == "zmm"
     assert verify(amx.TARGET, res) == []
     assert res.program.executed() == 32 and "vaddps" in {c.name for c in res.program.flat()}
+
+
+def test_an_accumulator_narrower_than_a_register_is_padded():
+    """A min over the middle axis of f32[2,16,8]: each strip's accumulator is 8 floats,
+    half a zmm register. Padded with zeros to 16, it is one masked load, then a loop of
+    masked loads and full-register vminps, then one masked store (before: "f32[8] is
+    not whole rows of zmm", and no program in 60 s)."""
+    import generated.amx as amx
+
+    res = compile_hlo(amx.TARGET, reduce_kernel("minimum", "inf", "2,16,8", "2,8", "1"),
+                      CompileOptions(timeout=30, direct_share=0.05, deterministic=True))
+    assert verify(amx.TARGET, res, seeds=(0, 1)) == []
+    assert res.split is not None and res.split.buffer == "zmm"
+    assert res.split.body.tile.result_type.shape == (16,)
+    assert "vminps" in {c.name for c in res.program.flat()}
 
 
 def test_a_reduction_loop_on_vectors_tries_steps_of_one_row_first():

@@ -27,9 +27,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from ..ir.attrs import SliceDim
 from ..ir.graph import Computation, Instruction, Module
 from ..ir.types import TensorType
 from ..isel.axioms import combiner
+from ..isel.bflat import zero_literal
 from ..target import TargetDef
 from .strip import OUTPUT, NotTileable, Tiling, _Builder
 
@@ -119,9 +121,12 @@ def accumulator_buffers(target: TargetDef, t: TensorType) -> list[str]:
             (math.prod(b.unit_shape) * b.dtype.nbytes) % t.dtype.nbytes == 0]
 
 
-def split(outer: Tiling, t: int, var: str) -> Split:
+def split(outer: Tiling, t: int, var: str, row: int = 1) -> Split:
     """``outer``'s tile kernel with its longest contraction (a dot's, or a reduce's
-    reduced dimension) cut into steps of ``t``."""
+    reduced dimension) cut into steps of ``t``. A reduce's accumulator is flat and
+    padded with zeros to a multiple of ``row`` elements (a row of the buffer that will
+    hold it): the padding lanes combine zeros with whatever they hold and the epilogue
+    drops them, so an f32[8] min over rows is a loop of full-register ``vminps``."""
     module = outer.tile
     comp = module.entry_computation
     found = contraction(module)
@@ -139,11 +144,21 @@ def split(outer: Tiling, t: int, var: str) -> Split:
     part = Instruction(f"{op.name}.part", op.opcode, op.type, operands, op.attrs, op.loc)
     parts = [part]
     acc_type = op.tensor_type
-    if op.opcode == "reduce" and acc_type.rank > 1:
-        # an element-wise combine: the accumulator is kept flat, so it fills whole
-        # on-chip rows (bflat.resident_type) whatever the shape of the reduce's result
-        acc_type = TensorType(acc_type.dtype, (math.prod(acc_type.shape),))
-        parts.append(Instruction(f"{op.name}.flat", "reshape", acc_type, (part.name,)))
+    if op.opcode == "reduce":
+        # an element-wise combine: the accumulator is kept flat (and padded), so it fills
+        # whole on-chip rows (bflat.resident_type) whatever the shape of the reduce's result
+        n = math.prod(acc_type.shape)
+        if acc_type.rank != 1:
+            acc_type = TensorType(acc_type.dtype, (n,))
+            parts.append(Instruction(f"{op.name}.flat", "reshape", acc_type, (part.name,)))
+        if n % row:  # concatenated with zeros: the form of a masked load's zero lanes
+            dt = acc_type.dtype
+            zero = Instruction(f"{op.name}.zero", "constant", TensorType(dt, ()), (), {"literal": zero_literal(dt)})
+            lanes = Instruction(f"{op.name}.lanes", "broadcast", TensorType(dt, (row - n % row,)), (zero.name,),
+                                {"dimensions": ()})
+            acc_type = TensorType(dt, (n + row - n % row,))
+            parts += [zero, lanes, Instruction(f"{op.name}.padded", "concatenate", acc_type,
+                                               (parts[-1].name, lanes.name), {"dimensions": (0,)})]
     places = tuple(b.placements)
 
     def piece(instrs: list[Instruction], root: str, inputs: tuple) -> Tiling:
@@ -175,8 +190,13 @@ def _epilogue(outer: Tiling, op: Instruction, acc: Instruction, piece) -> Tiling
         stack.extend(comp[name].operands)
     instrs, inputs = [acc], [None]
     value = acc
-    if acc.type != op.type:  # a flat accumulator
-        value = Instruction(f"{op.name}.value", "reshape", op.type, (acc.name,))
+    n = op.tensor_type.size
+    if acc.tensor_type.size != n:  # padded: its leading elements
+        value = Instruction(f"{op.name}.unpadded", "slice", TensorType(op.tensor_type.dtype, (n,)), (acc.name,),
+                            {"slice": (SliceDim(0, n),)})
+        instrs.append(value)
+    if value.type != op.type:  # a flat accumulator
+        value = Instruction(f"{op.name}.value", "reshape", op.type, (value.name,))
         instrs.append(value)
     for ins in comp.instructions:
         if ins.name not in needed:

@@ -108,12 +108,12 @@ def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | 
     if found is not None:
         dot, k = found
         for t in (t for t in range(1, k) if k % t == 0):
-            try:
-                s = split(ctx, t, f"k{depth}")
-            except NotTileable as err:
-                why.append(f"steps of {t} along the contraction: {err.message}")
-                continue
-            out += [s.on(b) for b in accumulator_buffers(target, dot.tensor_type)]
+            for b in accumulator_buffers(target, dot.tensor_type):
+                try:
+                    out.append(split(ctx, t, f"k{depth}", _row_elements(target, b, dot.tensor_type)).on(b))
+                except NotTileable as err:
+                    why.append(f"steps of {t} along the contraction: {err.message}")
+                    break
     return out, why
 
 
@@ -300,6 +300,13 @@ def _option_text(option: Tiling | Split) -> str:
         return f"steps of {option.prologue.tile.result_type} accumulating in {option.buffer}"
     d, _, t = option.dims[-1]
     return f"tiles of {t} along dimension {d}"
+
+
+def _row_elements(target: TargetDef, buffer: str, t: TensorType) -> int:
+    """Elements of t's type in one row of ``buffer`` (1 when they do not divide it)."""
+    b = target.buffers[buffer]
+    row = math.prod(b.unit_shape) * b.dtype.nbytes
+    return row // t.dtype.nbytes if row % t.dtype.nbytes == 0 else 1
 
 
 def _row_bytes(target: TargetDef, t: TensorType) -> int:
