@@ -211,3 +211,33 @@ def _epilogue(outer: Tiling, op: Instruction, acc: Instruction, piece) -> Tiling
         instrs.append(out)
         root = out.name
     return piece(instrs, root, tuple(inputs))
+
+
+def chained(module: Module) -> Module | None:
+    """The kernel with each reduce over several dimensions whose partial results combine
+    cut into two: first over all but the reduced dimension innermost in memory, then over
+    that one. A vector ISA reduces across registers (element-wise) but not within one, so
+    the first reduce is a loop of vector ops and the second, from memory, gathers its
+    dimension by strided loads. None when no reduce is cut."""
+    comp = module.entry_computation
+    body: list[Instruction] = []
+    cut = False
+    for ins in comp.instructions:
+        dims = tuple(ins.attrs.get("dimensions", ())) if ins.opcode == "reduce" else ()
+        if len(dims) < 2 or combine(module, ins) is None:
+            body.append(ins)
+            continue
+        x = comp[ins.operands[0]].tensor_type
+        minor = next(d for d in x.effective_layout.minor_to_major if d in dims)
+        first = tuple(d for d in dims if d != minor)
+        kept = tuple(d for d in range(x.rank) if d not in first)
+        part = TensorType(x.dtype, tuple(x.shape[d] for d in kept))
+        inner = Instruction(f"{ins.name}.major", "reduce", part, ins.operands, {**ins.attrs, "dimensions": first},
+                            ins.loc)
+        body += [inner, replace(ins, operands=(inner.name, ins.operands[1]),
+                                attrs={**ins.attrs, "dimensions": (kept.index(minor),)})]
+        cut = True
+    if not cut:
+        return None
+    entry = Computation(comp.name, body, comp.root, comp.loc)
+    return replace(module, computations={**module.computations, comp.name: entry})

@@ -43,7 +43,7 @@ PIECE_SHARE = 0.75  # of a piece's time, for its straight-line attempt (before l
 WHOLE_BEFORE_PIECES = 0.75
 
 
-def stage_numbers(comp: Computation) -> dict[str, int]:
+def stage_numbers(comp: Computation, contractions: frozenset[str] = CONTRACTIONS) -> dict[str, int]:
     """Stage (1, 2, ...) of each instruction the root depends on; parameters and
     instructions that read no parameter have none (every stage may read them)."""
     order = _topological(comp)
@@ -53,7 +53,7 @@ def stage_numbers(comp: Computation) -> dict[str, int]:
         ins = comp[n]
         reads_input[n] = ins.opcode == "parameter" or any(reads_input[o] for o in ins.operands)
         d = max([depth.get(o, 0) for o in ins.operands], default=0)
-        depth[n] = d + 1 if ins.opcode in CONTRACTIONS and reads_input[n] else d
+        depth[n] = d + 1 if ins.opcode in contractions and reads_input[n] else d
     users: dict[str, list[str]] = {n: [] for n in order}
     for n in order:
         for o in comp[n].operands:
@@ -108,6 +108,17 @@ def stage_plan(module: Module) -> Plan | None:
     """The kernel as stages in sequence, or None when it has one stage (or a tuple root,
     or parameters that are not tensors)."""
     return grouped_plan(module, "stage", stage_numbers)
+
+
+def reduce_stage_plan(module: Module) -> Plan | None:
+    """The kernel with its reduces over several dimensions cut in two (``reduction.chained``),
+    in stages at its contractions and reduces, or None when no reduce is cut."""
+    from .reduction import chained
+
+    cut = chained(module)
+    if cut is None:
+        return None
+    return grouped_plan(cut, "stage", lambda comp: stage_numbers(comp, CONTRACTIONS | {"reduce"}))
 
 
 def piece_plan(module: Module) -> Plan | None:
@@ -208,7 +219,8 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
     are then tried in the time left, and the cheaper program is kept."""
     from .tiled import compile_tiled
 
-    plans = [p for p in (block_plan(module), stage_plan(module), piece_plan(module)) if p is not None]
+    plans = [p for p in (block_plan(module), stage_plan(module), reduce_stage_plan(module), piece_plan(module))
+             if p is not None]
     if not plans:
         return compile_tiled(target, module, opts, deadline)
     t0 = time.perf_counter()
