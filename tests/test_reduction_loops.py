@@ -116,6 +116,25 @@ def test_split_reduce_pieces_compute_the_kernel(op, init, dtype, row):
     np.testing.assert_array_equal(got, evaluate(module, [x])[0])
 
 
+def test_a_reduce_over_two_axes_is_two_stages():
+    """max over axes {1,2}: first over axis 1 (element-wise across registers), then over
+    axis 2, the innermost in memory (gathered from HBM); the stages compute the kernel."""
+    from runtime_skeleton.superopt.reduction import chained
+    from runtime_skeleton.superopt.stages import reduce_stage_plan
+
+    module = load_kernel(reduce_kernel("maximum", "-inf", "4,6,8", "4", "1,2"))
+    cut = chained(module)
+    reduces = [i for i in cut.entry_computation.instructions if i.opcode == "reduce"]
+    assert [(i.attrs["dimensions"], i.tensor_type.shape) for i in reduces] == [((1,), (4, 8)), ((1,), (4,))]
+    x = random_inputs(module.parameter_types, 0)
+    np.testing.assert_array_equal(evaluate(cut, x)[0], evaluate(module, x)[0])
+    plan = reduce_stage_plan(module)
+    assert plan is not None and len(plan.parts) == 2
+    (mid,) = evaluate(plan.parts[0].module, x)
+    np.testing.assert_array_equal(evaluate(plan.parts[1].module, [mid])[0], evaluate(module, x)[0])
+    assert reduce_stage_plan(load_kernel(reduce_kernel("maximum", "-inf", "4,6,8", "4,8", "1"))) is None
+
+
 def test_a_reduce_whose_parts_do_not_combine_is_not_split():
     """An add whose init is not zero would be counted once per step; a reducer that is
     not one binary op has no combine."""

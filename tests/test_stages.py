@@ -178,36 +178,3 @@ def test_a_broadcast_value_ends_a_piece():
     assert replicated(comp) == {"t"}
     assert piece_numbers(comp) == {"s": 1, "t": 1, "wide": 2, "pb": 2, "r": 2}
 
-
-MAX_OVER_TWO_AXES = """HloModule max12
-mx {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT c = f32[] maximum(a, b)
-}
-ENTRY main {
-  x = f32[4,6,8]{2,1,0} parameter(0)
-  z = f32[] constant(-inf)
-  ROOT r = f32[4]{0} reduce(x, z), dimensions={1,2}, to_apply=mx
-}
-"""
-
-
-def test_a_reduce_over_two_axes_is_two_stages():
-    """max over axes {1,2}: first over axis 1 (element-wise across registers), then over
-    axis 2, the innermost in memory (gathered from HBM); the stages compute the kernel."""
-    from runtime_skeleton.superopt.reduction import chained
-    from runtime_skeleton.superopt.stages import reduce_stage_plan
-
-    module = load_kernel(MAX_OVER_TWO_AXES)
-    cut = chained(module)
-    reduces = [i for i in cut.entry_computation.instructions if i.opcode == "reduce"]
-    assert [(i.attrs["dimensions"], i.tensor_type.shape) for i in reduces] == [((1,), (4, 8)), ((1,), (4,))]
-    x = random_inputs(module.parameter_types, 0)
-    np.testing.assert_array_equal(evaluate(cut, x)[0], evaluate(module, x)[0])
-    plan = reduce_stage_plan(module)
-    assert plan is not None and len(plan.parts) == 2
-    (mid,) = evaluate(plan.parts[0].module, x)
-    np.testing.assert_array_equal(evaluate(plan.parts[1].module, [mid])[0], evaluate(module, x)[0])
-    one_axis = MAX_OVER_TWO_AXES.replace("dimensions={1,2}", "dimensions={1}").replace("f32[4]{0}", "f32[4,8]{1,0}")
-    assert reduce_stage_plan(load_kernel(one_axis)) is None
