@@ -42,6 +42,11 @@ class BufferDef:
     def nbytes(self) -> int:
         return math.prod(self.shape) * self.dtype.nbytes
 
+    @property
+    def row_nbytes(self) -> int:
+        """Bytes of one row: the unit an access dimension counts (S1's elements)."""
+        return math.prod(self.unit_shape) * self.dtype.nbytes
+
 
 @dataclass(frozen=True)
 class AttrDef:

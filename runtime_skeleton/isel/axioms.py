@@ -511,10 +511,10 @@ def pad_concat(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     inner = mk.op("pad", [x, v], {"padding": rest}) if any(p.lo or p.hi for p in rest) else x
     shape = mk.type(inner).shape
 
-    def fill(n: int) -> Arg:
-        return mk.broadcast(v, shape[:d] + (n,) + shape[d + 1:], ())
+    def fill(n: int) -> list[Arg]:
+        return [mk.broadcast(v, shape[:d] + (n,) + shape[d + 1:], ())] if n else []
 
-    yield mk.concat(([fill(pads[d].lo)] if pads[d].lo else []) + [inner] + ([fill(pads[d].hi)] if pads[d].hi else []), d)
+    yield mk.concat(fill(pads[d].lo) + [inner] + fill(pads[d].hi), d)
 
 
 @axiom("slice-pad", {"slice"}, {"slice"}, watch_operands=1)

@@ -9,7 +9,6 @@ tile kernels' HLO instructions (``superopt.windows``) are built from one
 description."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
@@ -123,7 +122,7 @@ def resident_type(buffer: BufferDef, t: TensorType) -> TensorType:
     instructions read and write."""
     if buffer.dtype == t.dtype and t.rank == len(buffer.access_shape) + len(buffer.unit_shape):
         return t.with_layout(None)
-    unit = math.prod(buffer.unit_shape) * buffer.dtype.nbytes
+    unit = buffer.row_nbytes
     if t.dtype.is_pred or buffer.dtype.is_pred or t.nbytes % unit:
         raise ActgenError(f"{t} is not whole rows of {buffer.name}")
     rows, shape = t.nbytes // unit, []

@@ -265,9 +265,10 @@ class Extractor:
         if len(req) < 3:
             return False
         anchor = req[2][1]
-        if anchor is None:
-            return req[2][2] < len(self.written) and self.written[req[2][2]]
-        return self._viewless(anchor)
+        return self._written_output(req[2][2]) if anchor is None else self._viewless(anchor)
+
+    def _written_output(self, i: int) -> bool:
+        return i < len(self.written) and self.written[i]
 
     def _place(self, req: Req) -> tuple[Req, tuple[int, ...]]:
         """The anchor a requirement lies in and its offset there (a requirement that is
@@ -337,7 +338,7 @@ class Extractor:
             if any(q[:2] == (r, b) for q in reqs):
                 reqs.append((r, b, copy_tag(None, i, r)))
             else:
-                reqs.append((r, b) + (WRITTEN if b == self.hbm and i < len(self.written) and self.written[i] else ()))
+                reqs.append((r, b) + (WRITTEN if b == self.hbm and self._written_output(i) else ()))
         return reqs
 
     def realizable(self, roots: list[ClassId]) -> bool:

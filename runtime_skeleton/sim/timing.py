@@ -80,7 +80,7 @@ def time_program(target: TargetDef, prog: Program) -> Timing:
     engine_free = dict.fromkeys(engines, 0)
     busy = dict.fromkeys(engines, 0)
     moved: dict[tuple[str, str], int] = defaultdict(int)
-    row_bytes = {name: math.prod(b.unit_shape) * b.dtype.nbytes for name, b in target.buffers.items()}
+    row_bytes = {name: b.row_nbytes for name, b in target.buffers.items()}
     ops = tuple(prog.flat())
     accesses = _accesses(target, ops)
     grids = _grids(target, accesses)

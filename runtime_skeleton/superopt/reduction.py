@@ -118,7 +118,7 @@ def accumulator_buffers(target: TargetDef, t: TensorType) -> list[str]:
     if same or t.dtype.is_pred:
         return same
     return [b.name for b in chip if not b.dtype.is_pred and
-            (math.prod(b.unit_shape) * b.dtype.nbytes) % t.dtype.nbytes == 0]
+            b.row_nbytes % t.dtype.nbytes == 0]
 
 
 def split(outer: Tiling, t: int, var: str, row: int = 1) -> Split:

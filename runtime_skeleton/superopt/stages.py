@@ -33,6 +33,7 @@ from ..ir.graph import Computation, Instruction, Module
 from ..ir.types import TensorType, TupleType
 from ..target import TargetDef
 from .blocks import block_plan
+from .reduction import chained
 from .sequence import Part, Plan, compile_plan
 
 CONTRACTIONS = frozenset({"dot", "convolution"})
@@ -113,8 +114,6 @@ def stage_plan(module: Module) -> Plan | None:
 def reduce_stage_plan(module: Module) -> Plan | None:
     """The kernel with its reduces over several dimensions cut in two (``reduction.chained``),
     in stages at its contractions and reduces, or None when no reduce is cut."""
-    from .reduction import chained
-
     cut = chained(module)
     if cut is None:
         return None

@@ -304,8 +304,7 @@ def _option_text(option: Tiling | Split) -> str:
 
 def _row_elements(target: TargetDef, buffer: str, t: TensorType) -> int:
     """Elements of t's type in one row of ``buffer`` (1 when they do not divide it)."""
-    b = target.buffers[buffer]
-    row = math.prod(b.unit_shape) * b.dtype.nbytes
+    row = target.buffers[buffer].row_nbytes
     return row // t.dtype.nbytes if row % t.dtype.nbytes == 0 else 1
 
 
@@ -313,7 +312,7 @@ def _row_bytes(target: TargetDef, t: TensorType) -> int:
     """Bytes of one row of the on-chip buffers that hold the element type (any, if none does)."""
     rows = [b for b in target.buffers.values() if not b.is_hbm]
     same = [b for b in rows if b.dtype == t.dtype] or rows
-    return min(math.prod(b.unit_shape or (1,)) * b.dtype.nbytes for b in same) if same else 1
+    return min(b.row_nbytes for b in same) if same else 1
 
 
 def _rows_per_write(target: TargetDef, buffer: str) -> int:
