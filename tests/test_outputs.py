@@ -82,3 +82,32 @@ def test_onednn_k5_compiles_one_output_at_a_time():
     assert verify(AMX, res, seeds=(0, 1, 2)) == []
     used = {i.name for i in res.parts[1].program.flat()}
     assert {"vcvttps2dq", "vpmovusdb"} <= used
+
+
+def test_outputs_too_large_for_straight_line_code_go_to_their_parts_at_once(monkeypatch):
+    """Two f32 sums over 16 rows of 16 on AMX: 17 register rows each, 34 together, more
+    than phase 1 maps as straight-line code, so the whole tuple is not tried as such."""
+    from runtime_skeleton.superopt import outputs
+
+    text = """HloModule two_sums
+red {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[16,16]{1,0} parameter(0)
+  y = f32[16,16]{1,0} parameter(1)
+  z = f32[] constant(0)
+  rx = f32[16]{0} reduce(x, z), dimensions={0}, to_apply=red
+  ry = f32[16]{0} reduce(y, z), dimensions={0}, to_apply=red
+  ROOT t = (f32[16]{0}, f32[16]{0}) tuple(rx, ry)
+}
+"""
+
+    def no_direct(*args):  # noqa: ANN002, ANN202
+        raise AssertionError("the whole tuple was tried as straight-line code")
+
+    monkeypatch.setattr(outputs, "compile_direct", no_direct)
+    monkeypatch.setattr(outputs, "compile_parts", lambda *args: "parts")
+    assert outputs.compile_outputs(AMX, load_kernel(text), CompileOptions(), time.perf_counter() + 5) == "parts"

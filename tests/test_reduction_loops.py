@@ -317,3 +317,26 @@ def test_a_batched_int8_matmul_compiles_batch_by_batch():
     kernel = Path(__file__).resolve().parent.parent / "examples/kernels/batched_matmul_i8.hlo"
     res = compile_hlo(gemmini.TARGET, kernel, CompileOptions(deterministic=True))
     assert res.tiling is not None and verify(gemmini.TARGET, res) == []
+
+
+def test_a_reduce_on_vectors_tries_its_reduction_loop_before_straight_line_code(monkeypatch):
+    """An f32 row max on AMX: straight-line code would be the loop unrolled, which phase 1
+    rarely finds (it gathers columns through memory). The loop accumulating in zmm comes
+    first; the straight-line attempt follows with ``patience`` times what it took."""
+    import time
+
+    import generated.amx as amx
+    from runtime_skeleton.superopt import tiled
+
+    tried = []
+    evaluate = tiled._evaluate
+
+    def spy(target, ctx, option, *rest):  # noqa: ANN001, ANN202
+        tried.append(option)
+        return evaluate(target, ctx, option, *rest)
+
+    monkeypatch.setattr(tiled, "_evaluate", spy)
+    module = load_kernel(reduce_kernel("maximum", "-inf", "16,8", "16", "1"))
+    res = tiled.compile_tiled(amx.TARGET, module, CompileOptions(deterministic=True), time.perf_counter() + 30)
+    assert tried[0] is not tiled.DIRECT and tried[0].buffer == "zmm" and tiled.DIRECT in tried
+    assert res.split is not None and verify(amx.TARGET, res, seeds=(0, 1)) == []

@@ -66,9 +66,19 @@ def compile_outputs(target: TargetDef, module: Module, opts: CompileOptions, dea
     """The whole kernel as straight-line code within ``direct_share`` of the time divided
     by its number of outputs, else its outputs one at a time (compile_parts). A tuple of
     outputs that compiles whole is found early; one that does not would otherwise hold
-    half of the time that its outputs' loop nests need (reductions: 5 outputs)."""
+    half of the time that its outputs' loop nests need (reductions: 5 outputs). A tuple
+    whose outputs measure more than ``MAX_DIRECT_BLOCKS`` together (``tiled.blocks``)
+    goes to its outputs at once."""
+    from .tiled import MAX_DIRECT_BLOCKS, blocks
+
     t0 = time.perf_counter()
     share = opts.direct_share / len(module.result_type.elements)
+    try:
+        size = sum(blocks(target, m) for m, _ in parts(module))
+        if size > MAX_DIRECT_BLOCKS:  # as for one output (superopt.tiled): phase 1 would not finish
+            return compile_parts(target, module, opts, deadline)
+    except NotTileable:
+        pass
     try:
         return compile_direct(target, module, opts, t0 + share * max(0.0, deadline - t0))
     except CompileError as err:

@@ -36,6 +36,7 @@ from ..sim.program import Program
 from ..sim.roofline import roofline
 from ..target import TargetDef
 from . import parallel
+from .capacity import combining_buffers, kernel_rows
 from .loops import Piece, cheapest_checked, looped_programs
 from .reduction import Split, accumulator_buffers, contraction, split
 from .strip import OUTPUT, NotTileable, Tiling, cut_dimensions, identity, strip, tile_sizes
@@ -45,7 +46,7 @@ MAX_DEPTH = 3  # loop nest depth
 DIRECT = None  # the option of compiling a tile kernel as it is
 NEAR_ROOFLINE = 0.8  # a program reaching this fraction of the roofline ends the search
 ASSEMBLY_SHARE = 0.03  # of the time, kept for assembling and costing the chosen program
-MAX_DIRECT_BLOCKS = 32  # larger kernels skip the straight-line attempt when they can be tiled (_blocks)
+MAX_DIRECT_BLOCKS = 32  # larger kernels skip the straight-line attempt when they can be tiled (blocks)
 
 
 @dataclass
@@ -125,14 +126,18 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
     options, why = _options(target, ctx, depth)
     if not options:
         return _direct(target, ctx, opts, deadline)
-    blocks = _blocks(target, ctx.tile)
-    direct = [] if blocks > MAX_DIRECT_BLOCKS else [DIRECT]
+    size = blocks(target, ctx.tile)
+    direct = [] if size > MAX_DIRECT_BLOCKS else [DIRECT]
     if not direct:
-        why.append(f"straight-line code: too large, its tensors are {blocks} blocks of on-chip rows "
+        why.append(f"straight-line code: too large, its tensors are {size} blocks of on-chip rows "
                    f"(at most {MAX_DIRECT_BLOCKS} are tried directly)")
-    # a whole kernel tries straight-line code first (Act); inside loops it ranks with the cuts
-    options = direct + _preferred(target, ctx.tile, options) if not ctx.loops else \
-        _preferred(target, ctx.tile, options + direct)
+    # a whole kernel tries straight-line code first (Act), but after a reduction loop that
+    # is its natural program (_loop_first); inside loops it ranks with the cuts
+    if ctx.loops:
+        options = _preferred(target, ctx.tile, options + direct)
+    else:
+        cuts = _preferred(target, ctx.tile, options)
+        options = cuts[:1] + direct + cuts[1:] if _loop_first(target, ctx.tile, cuts[0]) else direct + cuts
     if depth == 0 and opts.jobs > 1 and len(options) > 1 and not opts.deterministic and \
             parallel.can_start_workers() and parallel.package_name(target):
         return _search_parallel(target, ctx, options, opts, deadline, kernel, why)
@@ -167,6 +172,18 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
     if best is None:
         raise _nothing(direct_error, why)
     return best
+
+
+def _loop_first(target: TargetDef, module: Module, option: Tiling | Split) -> bool:
+    """Whether ``option`` is a reduce's loop accumulating where an instruction combines
+    element-wise, on a kernel whose operators instructions compute a row at a time
+    (``capacity.kernel_rows``). Straight-line code would be that loop unrolled, and phase 1
+    rarely finds it for more than a few rows (a reduce over the lanes of a row gathers
+    columns through memory), so the loop comes first: the straight-line attempt then gets
+    ``patience`` times what the loop took, and wins if it is found."""
+    found = contraction(module)
+    return isinstance(option, Split) and found is not None and found[0].opcode == "reduce" and \
+        option.buffer in combining_buffers(target, module, found[0]) and kernel_rows(target, module) == 1
 
 
 def _until(options: list, n: int, opts: CompileOptions, now: float, deadline: float) -> float:
@@ -277,16 +294,18 @@ def _split(target: TargetDef, s: Split, opts: CompileOptions, deadline: float) -
     return _Found(s.epilogue, res, prog, cost, s)
 
 
-def _blocks(target: TargetDef, module: Module) -> int:
-    """The kernel's inputs and output in R x R blocks of on-chip rows (R elements a
-    row of the output's type): a measure of how many instructions straight-line code
-    needs. Phase 1 maps a few dozen at most within the limits, so larger kernels go
-    straight to tiling instead of spending time on a direct attempt."""
+def blocks(target: TargetDef, module: Module) -> int:
+    """The kernel's inputs and output in blocks of Q on-chip rows: a measure of how many
+    instructions straight-line code needs. Q is the most rows an instruction computing
+    the kernel's operators writes (``capacity.kernel_rows``: 16 for a tile dot, 1 for a
+    vector add), or R when none computes them as they are (R elements a row of the
+    output's type: a square block). Phase 1 maps a few dozen at most within the limits,
+    so larger kernels go straight to tiling instead of spending time on a direct attempt."""
     root = module.result_type
     if not isinstance(root, TensorType):
         return 0
     row = _row_bytes(target, root)
-    block = row * max(1, row // root.dtype.nbytes)
+    block = row * (kernel_rows(target, module) or max(1, row // root.dtype.nbytes))
     types = [t for t in list(module.parameter_types) + [root] if isinstance(t, TensorType)]
     return sum(-(-byte_size(t) // block) for t in types)
 
@@ -364,7 +383,8 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
     instruction writes at most) with a natural contraction (a strip's contraction is
     still split further down, a split's pieces are not cut further: a split counts
     its output's distance twice); then the kernel as it is before strips before
-    splits, major dimensions first."""
+    splits, major dimensions first; a reduce's accumulator first in a buffer where an
+    instruction combines element-wise as it does."""
     root = module.result_type
     row = _row_bytes(target, root)
     r = max(1, row // root.dtype.nbytes)
@@ -382,12 +402,16 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
         d = sum(abs(math.log2(n / min(w, full))) for n, w, full in zip(shape, want, root.shape))
         return d + (abs(math.log2(k / min(k_nat, k_full))) if k else 0.0)
 
+    # a reduce accumulates best where an instruction combines as it does, element-wise
+    combining = combining_buffers(target, module, found[0]) if kind == "reduce" else frozenset()
+
     def key(option: Tiling | Split | None) -> tuple:
         if option is DIRECT:
             return (block(root.shape, k_full), -1, 0, 0, "")
         if isinstance(option, Split):  # its pieces are compiled as they are: only for small output tiles
             k = k_full // option.trips
-            return (block(root.shape, None) * 2 + block(root.shape, k), 1, 0, k, option.buffer)
+            return (block(root.shape, None) * 2 + block(root.shape, k), 1, int(option.buffer not in combining), k,
+                    option.buffer)
         tile = option.tile
         largest = max(i.type.nbytes for i in tile.entry_computation if isinstance(i.type, TensorType))
         d, _, t = option.dims[-1]
