@@ -55,3 +55,44 @@ def test_row_halves_swapped_compile_block_by_block():
     res = compile_module(AMX, load_kernel(_halves_swapped(16, 16)), CompileOptions(deterministic=True, timeout=40))
     assert res.part_kind == "block" and len(res.parts) == 2
     assert verify(AMX, res, seeds=(0, 1)) == []
+
+
+def _padded(rows: int, cols: int, padding: str) -> str:
+    return f"""HloModule padded
+ENTRY main {{
+  x = f32[{rows},{cols}]{{1,0}} parameter(0)
+  v = f32[] constant(-1)
+  ROOT p = f32[{{shape}}]{{1,0}} pad(x, v), padding={padding}
+}}
+"""
+
+
+@pytest.mark.parametrize("padding,shape,blocks", [("1_2x3_0", "7,11", True), ("2_-3_1x0_0", "6,8", True),
+                                                  ("-1_0x1_1", "3,10", False), ("0_0x2_1", "4,11", False)])
+def test_a_root_pad_is_a_concatenation_of_its_runs(padding, shape, blocks):
+    """Along the first padded dimension a pad is runs of padding and of the operand (one
+    row each when the padding is interior; negative padding drops rows), the operand
+    padded along the others: the cut kernel computes the same. It is blocks when that
+    dimension is the outermost and has two runs or more (x[1:4] alone is no concatenation)."""
+    import numpy as np
+
+    from runtime_skeleton.reference import evaluate
+    from runtime_skeleton.reference.npz_io import random_inputs
+    from runtime_skeleton.superopt.blocks import _pad_as_concat
+
+    module = load_kernel(_padded(4, 8, padding).replace("{shape}", shape))
+    cut = _pad_as_concat(module)
+    x = random_inputs(module.parameter_types, 0)
+    np.testing.assert_array_equal(evaluate(cut, x)[0], evaluate(module, x)[0])
+    assert (block_plan(module) is not None) == blocks
+
+
+def test_rows_padded_with_leading_zeros_compile_block_by_block():
+    """Rows of 35 floats whose first three are padding: the padding rows above and below
+    are blocks of their own, and the rows between are strips (no strip of the whole pad
+    is, its rows are partly padding), each a masked store of three padding floats and
+    stores of x's row 12 bytes into it."""
+    res = compile_module(AMX, load_kernel(_padded(4, 32, "1_1x3_0").replace("{shape}", "6,35")),
+                         CompileOptions(deterministic=True, timeout=30, direct_share=0.1))
+    assert res.part_kind == "block" and len(res.parts) == 3
+    assert verify(AMX, res, seeds=(0, 1)) == []

@@ -7,13 +7,19 @@ block in place: the blocks' programs run one after the other (superopt.sequence)
 writing the output at its block's byte offset. Each block is smaller than the whole
 kernel, so phase 1 saturates it sooner, and a block that copies part of an input
 (``concat(x[8:16], x[0:8])``) need not be found among the whole kernel's view graphs.
-A value two blocks use is computed by each.
+A value two blocks use is computed by each. A root ``pad`` is such a concatenation along
+its first padded dimension: runs of padding, and runs of the operand padded along the
+other dimensions (which strips along the first then cut; AMX writes rows with leading
+zeros by strided tile stores).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from ..ir.graph import Module
+from ..ir.attrs import PadDim, SliceDim
+from ..ir.graph import Computation, Instruction, Module
 from ..ir.types import TensorType
 from ..layout.flatten import storage
 from .outputs import cone_kernel
@@ -24,6 +30,7 @@ def block_plan(module: Module) -> Plan | None:
     """The root concatenation's operands as parts writing their blocks of the output, or
     None when the root is no concatenation of two blocks or more, or a block's bytes are
     not a contiguous run of the output's in the block's own order."""
+    module = _pad_as_concat(module)
     comp = module.entry_computation
     root, out = comp.root_instruction, module.result_type
     params = sorted(comp.parameters, key=lambda p: p.attrs["parameter_number"])
@@ -52,6 +59,71 @@ def block_plan(module: Module) -> Plan | None:
     if len(parts) < 2:
         return None
     return Plan("block", tuple(parts), tuple(p.type for p in params) + (out,), n_in, (n_in,))
+
+
+def _pad_as_concat(module: Module) -> Module:
+    """The kernel with a root ``pad`` written as a concatenation along its first padded
+    dimension d: runs of the padding value broadcast, and runs of the operand's slices
+    along d (one slice per element when the padding is interior), each padded along the
+    other dimensions; negative padding drops elements at the ends. Else the kernel as it is."""
+    comp = module.entry_computation
+    root = comp.root_instruction
+    if root.opcode != "pad" or not isinstance(root.type, TensorType):
+        return module
+    pads = root.attrs["padding"]
+    d = next((i for i, p in enumerate(pads) if p.lo or p.hi or p.interior), None)
+    if d is None:
+        return module
+    x, v = root.operands
+    dtype, shape = root.type.dtype, root.type.shape
+    rest = tuple(PadDim(0, 0) if i == d else p for i, p in enumerate(pads))
+    body = [i for i in comp.instructions if i.name != root.name]
+    operands: list[str] = []
+
+    def add(opcode: str, extent: int, ops: tuple[str, ...], attrs: dict) -> str:
+        name = f"{root.name}.{len(body)}"
+        t = TensorType(dtype, tuple(extent if i == d else n for i, n in enumerate(shape)))
+        body.append(Instruction(name, opcode, t, ops, attrs, root.loc))
+        return name
+
+    for source, run in _runs(pads[d], comp[x].type.shape[d]):
+        if source is None:
+            operands.append(add("broadcast", run, (v,), {"dimensions": ()}))
+            continue
+        part = x
+        if run != comp[x].type.shape[d]:
+            sub = tuple(SliceDim(source, source + run) if i == d else SliceDim(0, n)
+                        for i, n in enumerate(comp[x].type.shape))
+            t = comp[x].type
+            body.append(Instruction(f"{root.name}.{len(body)}", "slice",
+                                    TensorType(t.dtype, tuple(run if i == d else n for i, n in enumerate(t.shape))),
+                                    (x,), {"slice": sub}, root.loc))
+            part = body[-1].name
+        operands.append(add("pad", run, (part, v), {"padding": rest}) if any(p.lo or p.hi or p.interior
+                                                                             for p in rest) else part)
+    if len(operands) < 2:
+        return module
+    body.append(Instruction(root.name, "concatenate", root.type, tuple(operands), {"dimensions": (d,)}, root.loc))
+    entry = Computation(comp.name, body, root.name, comp.loc)
+    return replace(module, computations={**module.computations, comp.name: entry})
+
+
+def _runs(pad: PadDim, n: int) -> list[tuple[int | None, int]]:
+    """Along a padded dimension of extent n: (first element of the operand, or None for
+    padding; length) of each run of the result."""
+    seq: list[int | None] = [None] * max(pad.lo, 0)
+    for i in range(n):
+        seq += [i] + ([None] * pad.interior if i < n - 1 else [])
+    seq += [None] * max(pad.hi, 0)
+    seq = seq[max(-pad.lo, 0):len(seq) - max(-pad.hi, 0)]
+    runs: list[tuple[int | None, int]] = []
+    for e in seq:
+        last = runs[-1] if runs else None
+        if last is not None and (e is None) == (last[0] is None) and (e is None or e == last[0] + last[1]):
+            runs[-1] = (last[0], last[1] + 1)
+        else:
+            runs.append((e, 1))
+    return runs
 
 
 def _element_offsets(t: TensorType) -> np.ndarray | None:
