@@ -93,6 +93,16 @@ def test_rows_padded_with_leading_zeros_compile_block_by_block():
     is, its rows are partly padding), each a masked store of three padding floats and
     stores of x's row 12 bytes into it."""
     res = compile_module(AMX, load_kernel(_padded(4, 32, "1_1x3_0").replace("{shape}", "6,35")),
-                         CompileOptions(deterministic=True, timeout=30, direct_share=0.1))
+                         CompileOptions(deterministic=True, timeout=30))
     assert res.part_kind == "block" and len(res.parts) == 3
+    assert verify(AMX, res, seeds=(0, 1)) == []
+
+
+def test_equal_blocks_compile_once():
+    """Rows of x with a padding row between each two: the three padding rows are the same
+    kernel, compiled once, its program run at each row's place."""
+    res = compile_module(AMX, load_kernel(_padded(4, 16, "0_0_1x0_0").replace("{shape}", "7,16")),
+                         CompileOptions(deterministic=True, timeout=30))
+    assert res.part_kind == "block" and len(res.parts) == 7
+    assert res.parts[1] is res.parts[3] is res.parts[5] and res.parts[0] is not res.parts[2]
     assert verify(AMX, res, seeds=(0, 1)) == []

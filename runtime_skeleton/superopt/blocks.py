@@ -79,6 +79,7 @@ def _pad_as_concat(module: Module) -> Module:
     rest = tuple(PadDim(0, 0) if i == d else p for i, p in enumerate(pads))
     body = [i for i in comp.instructions if i.name != root.name]
     operands: list[str] = []
+    fills: dict[int, str] = {}  # one broadcast per length of padding: equal blocks, compiled once
 
     def add(opcode: str, extent: int, ops: tuple[str, ...], attrs: dict) -> str:
         name = f"{root.name}.{len(body)}"
@@ -88,7 +89,9 @@ def _pad_as_concat(module: Module) -> Module:
 
     for source, run in _runs(pads[d], comp[x].type.shape[d]):
         if source is None:
-            operands.append(add("broadcast", run, (v,), {"dimensions": ()}))
+            if run not in fills:
+                fills[run] = add("broadcast", run, (v,), {"dimensions": ()})
+            operands.append(fills[run])
             continue
         part = x
         if run != comp[x].type.shape[d]:

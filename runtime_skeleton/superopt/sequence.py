@@ -54,13 +54,21 @@ CompileOne = Callable[[TargetDef, Module, CompileOptions, float], CompileResult]
 
 def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: CompileOne, opts: CompileOptions,
                  deadline: float) -> CompileResult:
-    """Each part compiled by ``compile_one`` (the time left shared evenly), the programs in sequence."""
+    """Each part compiled by ``compile_one`` (the time left shared evenly among the distinct
+    kernels left: a part equal to an earlier one, its name aside, reuses its program), the
+    programs in sequence."""
     t0 = time.perf_counter()
-    results = []
+    results: list[CompileResult] = []
+    kernels = [replace(part.module, name=plan.kind) for part in plan.parts]  # equal kernels compile once
     for k, part in enumerate(plan.parts):
+        same = next((j for j in range(k) if kernels[j] == kernels[k]), None)
+        if same is not None:
+            results.append(results[same])
+            continue
+        left = len({j for j in range(k, len(kernels)) if kernels[j] not in kernels[:j]})
         now = time.perf_counter()
         try:
-            results.append(compile_one(target, part.module, opts, now + (deadline - now) / (len(plan.parts) - k)))
+            results.append(compile_one(target, part.module, opts, now + (deadline - now) / left))
         except ActgenError as err:
             raise CompileError(f"{plan.kind} {k}: {err.message}", err.loc) from None
     try:
@@ -68,7 +76,7 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
         check_program(target, prog)
     except NotTileable as err:
         raise CompileError(err.message) from None
-    stats = summed([r.stats for r in results])
+    stats = summed([r.stats for j, r in enumerate(results) if all(r is not q for q in results[:j])])
     stats.seconds = time.perf_counter() - t0
     first = results[0]
     return CompileResult(prog, opts.cost(target, prog), first.pii_graph, first.allocation, stats, module,

@@ -212,7 +212,9 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
     """The whole kernel (straight-line or in loops) within ``direct_share`` of the time
     when it has blocks or stages (``WHOLE_BEFORE_PIECES`` when it has only pieces), else
     the blocks of its root concatenation (superopt.blocks), else its stages in sequence,
-    else its pieces (each plan tried gets an even share of the time left).
+    else its pieces (each plan tried gets an even share of the time left). The blocks of a
+    root pad come first, with ``direct_share``: its padding rows cut every strip of the
+    whole kernel.
     When the whole kernel compiles only as loops over strips of a broadcast of a computed
     value, each iteration computes that value again: its pieces, which compute it once,
     are then tried in the time left, and the cheaper program is kept."""
@@ -223,11 +225,20 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
     if not plans:
         return compile_tiled(target, module, opts, deadline)
     t0 = time.perf_counter()
-    share = WHOLE_BEFORE_PIECES if plans[0].kind == "piece" else opts.direct_share
+    why = []
+    if plans[0].kind == "block" and module.entry_computation.root_instruction.opcode == "pad":
+        # a pad's padding rows cut every strip of the whole kernel: its blocks come first
+        try:
+            return _compile_plan(target, module, plans[0], opts, t0 + opts.direct_share * max(0.0, deadline - t0))
+        except CompileError as no:
+            why.append(f"in {plans[0].kind}s: {no.message}")
+            plans = plans[1:]
+    share = WHOLE_BEFORE_PIECES if plans and plans[0].kind == "piece" else opts.direct_share
+    t1 = time.perf_counter()
     try:
-        whole = compile_tiled(target, module, opts, t0 + share * max(0.0, deadline - t0))
+        whole = compile_tiled(target, module, opts, t1 + share * max(0.0, deadline - t1))
     except CompileError as err:
-        why = [err.message]
+        why.insert(0, err.message)
         for k, plan in enumerate(plans):
             now = time.perf_counter()
             try:
@@ -236,7 +247,8 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
                 why.append(f"in {plan.kind}s: {no.message}")
         raise CompileError("\n  ".join(why), err.loc) from None
     comp = module.entry_computation
-    if whole.tiling is None or plans[-1].kind != "piece" or not replicated(comp) & piece_numbers(comp).keys():
+    if whole.tiling is None or not plans or plans[-1].kind != "piece" or \
+            not replicated(comp) & piece_numbers(comp).keys():
         return whole
     try:
         pieces = _compile_plan(target, module, plans[-1], opts, deadline)
