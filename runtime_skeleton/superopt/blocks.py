@@ -9,8 +9,9 @@ kernel, so phase 1 saturates it sooner, and a block that copies part of an input
 (``concat(x[8:16], x[0:8])``) need not be found among the whole kernel's view graphs.
 A value two blocks use is computed by each. A root ``pad`` is such a concatenation along
 its first padded dimension: runs of padding, and runs of the operand padded along the
-other dimensions (which strips along the first then cut; AMX writes rows with leading
-zeros by strided tile stores).
+other dimensions, which strips along the first then cut (a row with leading padding is
+its padding and its values stored apart; no strip of the whole pad is, its rows are
+partly padding).
 """
 from __future__ import annotations
 
@@ -75,35 +76,32 @@ def _pad_as_concat(module: Module) -> Module:
     if d is None:
         return module
     x, v = root.operands
-    dtype, shape = root.type.dtype, root.type.shape
+    xt = comp[x].type
     rest = tuple(PadDim(0, 0) if i == d else p for i, p in enumerate(pads))
     body = [i for i in comp.instructions if i.name != root.name]
     operands: list[str] = []
     fills: dict[int, str] = {}  # one broadcast per length of padding: equal blocks, compiled once
 
-    def add(opcode: str, extent: int, ops: tuple[str, ...], attrs: dict) -> str:
+    def add(opcode: str, like: TensorType, extent: int, ops: tuple[str, ...], attrs: dict) -> str:
+        """A new instruction of type ``like`` with ``extent`` along d."""
         name = f"{root.name}.{len(body)}"
-        t = TensorType(dtype, tuple(extent if i == d else n for i, n in enumerate(shape)))
+        t = TensorType(like.dtype, tuple(extent if i == d else n for i, n in enumerate(like.shape)))
         body.append(Instruction(name, opcode, t, ops, attrs, root.loc))
         return name
 
-    for source, run in _runs(pads[d], comp[x].type.shape[d]):
+    for source, run in _runs(pads[d], xt.shape[d]):
         if source is None:
             if run not in fills:
-                fills[run] = add("broadcast", run, (v,), {"dimensions": ()})
+                fills[run] = add("broadcast", root.type, run, (v,), {"dimensions": ()})
             operands.append(fills[run])
             continue
         part = x
-        if run != comp[x].type.shape[d]:
-            sub = tuple(SliceDim(source, source + run) if i == d else SliceDim(0, n)
-                        for i, n in enumerate(comp[x].type.shape))
-            t = comp[x].type
-            body.append(Instruction(f"{root.name}.{len(body)}", "slice",
-                                    TensorType(t.dtype, tuple(run if i == d else n for i, n in enumerate(t.shape))),
-                                    (x,), {"slice": sub}, root.loc))
-            part = body[-1].name
-        operands.append(add("pad", run, (part, v), {"padding": rest}) if any(p.lo or p.hi or p.interior
-                                                                             for p in rest) else part)
+        if run != xt.shape[d]:
+            cut = tuple(SliceDim(source, source + run) if i == d else SliceDim(0, n) for i, n in enumerate(xt.shape))
+            part = add("slice", xt, run, (x,), {"slice": cut})
+        if any(p.lo or p.hi or p.interior for p in rest):
+            part = add("pad", root.type, run, (part, v), {"padding": rest})
+        operands.append(part)
     if len(operands) < 2:
         return module
     body.append(Instruction(root.name, "concatenate", root.type, tuple(operands), {"dimensions": (d,)}, root.loc))
