@@ -123,7 +123,7 @@ def _isel(target: TargetDef, ns: argparse.Namespace) -> int:
     from .hlo import parse_file
     from .isel.dot import egraph_dot, pii_graph_dot
     from .ir.inline import inline_calls
-    from .isel.obstacles import obstacles, refusal
+    from .isel.obstacles import float_obstacles, obstacles, refusal
     from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph
 
     module = parse_file(ns.kernel)
@@ -146,7 +146,8 @@ def _isel(target: TargetDef, ns: argparse.Namespace) -> int:
     if ns.egraph_dot:
         pathlib.Path(ns.egraph_dot).write_text(egraph_dot(sel.eg.view))
     if shown == 0:
-        found = obstacles(target, inline_calls(module))
+        inlined = inline_calls(module)
+        found = obstacles(target, inlined) or float_obstacles(target, inlined)
         raise NoPiiGraph(refusal(target, found), found[0].loc) if found else NoPiiGraph(sel.explain())
     return 0
 

@@ -28,7 +28,7 @@ from .hlo import parse_file, parse_module
 from .ir.graph import Module
 from .ir.inline import inline_calls
 from .isel.extract import PiiGraph
-from .isel.obstacles import obstacles, refusal
+from .isel.obstacles import float_obstacles, obstacles, refusal
 from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph
 from .layout import byte_size
 from .sim.cost import cycles
@@ -209,7 +209,7 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
     opts = opts or CompileOptions()
     deadline = time.perf_counter() + opts.timeout
     inlined = inline_calls(module)
-    found = obstacles(target, inlined)
+    found = obstacles(target, inlined) or float_obstacles(target, inlined)
     if found:
         raise CompileError(refusal(target, found), found[0].loc)
     if not opts.tiling:

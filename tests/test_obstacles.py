@@ -82,3 +82,43 @@ def test_a_constant_is_no_obstacle_but_an_input_dependent_value_is():
   ROOT a = f32[4,16] add(x, ex)""")
     [o] = obstacles(target("amx"), needed)
     assert (o.opcode, o.name, o.loc.line) == ("exponential", "ex", 4)
+
+
+def _f32_kernel(body: str) -> str:
+    return f"""HloModule f
+ENTRY main {{
+  x = f32[16,16]{{1,0}} parameter(0)
+{body}
+}}
+"""
+
+
+def test_float_arithmetic_on_a_target_without_floats_is_refused_at_once():
+    """Gemmini's semantics have no float value anywhere: an f32 sum is refused before the
+    search, naming the node and the type (before: phase 1's node limit after the timeout)."""
+    from runtime_skeleton.isel.obstacles import float_obstacles
+
+    hlo = _f32_kernel("  y = f32[16,16]{1,0} multiply(x, x)\n  ROOT z = f32[16,16]{1,0} add(y, x)")
+    found = float_obstacles(target("gemmini"), parse_module(hlo, "k.hlo"))
+    assert [(o.opcode, o.name) for o in found] == [("multiply", "y")]
+    t0 = time.perf_counter()
+    with pytest.raises(CompileError, match=r"multiply 'y'.*line 4.*computes new f32 values.*gemmini can only move") as err:
+        compile_hlo(target("gemmini"), hlo, timeout=60)
+    assert err.value.loc is not None and err.value.loc.line == 4
+    assert time.perf_counter() - t0 < 10
+    assert float_obstacles(target("amx"), parse_module(hlo, "k.hlo")) == []  # AMX computes f32
+
+
+@pytest.mark.parametrize("body", ["  n = f32[16,16]{1,0} negate(x)\n  ROOT m = f32[16,16]{1,0} negate(n)",
+                                  "  ROOT t = f32[16,16]{0,1} transpose(x), dimensions={1,0}",
+                                  "  z = f32[] constant(0)\n  b = f32[16,16]{1,0} broadcast(z), dimensions={}\n"
+                                  "  ROOT m = f32[16,16]{1,0} maximum(x, b)"])
+def test_float_values_only_moved_are_no_obstacle(body):
+    """Arithmetic that cancels out puts out the input's values; a transpose moves them: the
+    rules may reach a program of moves, so neither is refused. A ReLU computes new values
+    (zeros where x was negative are values of the constant, the rest x's) and is not
+    refused either: every output value is an input's or a constant's."""
+    from runtime_skeleton.isel.obstacles import float_obstacles
+
+    assert float_obstacles(target("gemmini"), parse_module(_f32_kernel(body), "k.hlo")) == []
+

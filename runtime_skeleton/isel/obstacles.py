@@ -29,8 +29,8 @@ import numpy as np
 
 from ..errors import ActgenError, SourceLoc
 from ..ir.graph import Computation, Instruction, Module
-from ..ir.ops import ALL_OPS
-from ..ir.types import TensorType
+from ..ir.ops import ALL_OPS, BINARY_OPS, UNARY_OPS
+from ..ir.types import TensorType, TupleType
 from ..reference import evaluate
 from ..reference.npz_io import random_inputs
 from ..target import TargetDef
@@ -39,6 +39,8 @@ from .phase1 import default_rules, target_ops
 from .rules import ANY
 
 GLUE = frozenset({"parameter", "tuple", "get-tuple-element", "call"})  # the IR's plumbing, not values
+# operators that compute new values (the rest move, select or convert them)
+COMPUTING = (UNARY_OPS | BINARY_OPS | {"dot", "reduce", "reduce-window", "convolution"}) - {"copy"}
 MAX_CHECKS = 8  # dependence checks per kernel (each evaluates it twice)
 
 
@@ -48,6 +50,7 @@ class Obstacle:
     name: str
     type: TensorType
     loc: SourceLoc | None
+    dtype_only: bool = False  # the target computes the operator, but no values of this element type
 
     def __str__(self) -> str:
         where = f"line {self.loc.line}" if self.loc else "no location"
@@ -83,10 +86,63 @@ def obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
 
 def refusal(target: TargetDef, found: list[Obstacle]) -> str:
     """Why ``target`` cannot run a kernel with these obstacles (located at the first)."""
+    head = f"{target.name} cannot run this kernel: its result depends on " + "; ".join(map(str, found))
+    if all(o.dtype_only for o in found):
+        types = ", ".join(sorted({o.type.dtype.name for o in found}))
+        return (head + f", which computes new {types} values, and no {target.name} instruction has a value "
+                f"of that type: {target.name} can only move such values")
     ops = ", ".join(sorted({o.opcode for o in found}))
-    return (f"{target.name} cannot run this kernel: its result depends on " + "; ".join(map(str, found))
-            + f", and no {target.name} instruction computes {ops}, nor does any rewrite rule lead from "
+    return (head + f", and no {target.name} instruction computes {ops}, nor does any rewrite rule lead from "
             + ("it" if len(found) == 1 else "them") + " to an operator one does")
+
+
+def float_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
+    """Nodes that compute floating-point values of a type no instruction of ``target`` has
+    anywhere in its semantics (Gemmini has no float at all), on which the result depends,
+    when some output value is new: not a value of an input or constant. Instructions then
+    only move such values as bytes, and no rewrite turns float arithmetic into integer
+    arithmetic, so no pii graph computes the result. A kernel whose float arithmetic
+    cancels out (negate(negate(x))) puts out only its inputs' values and is not refused.
+    One obstacle per element type, in program order."""
+    _, patterns = default_rules(target)
+    known = {n.dtype for p in patterns for n in p.nodes}
+    comp = module.entry_computation
+    variable = _input_dependent(comp)
+    candidates = [i for i in _in_order(comp) if i.name in variable and i.opcode in COMPUTING
+                  and isinstance(i.type, TensorType) and i.type.dtype.is_float and i.type.dtype.name not in known]
+    if not candidates or not _new_output_values(module, variable):
+        return []
+    found: dict[str, Obstacle] = {}
+    for inst in candidates[:MAX_CHECKS]:
+        if inst.type.dtype.name not in found and _result_depends_on(module, inst):
+            found[inst.type.dtype.name] = Obstacle(inst.opcode, inst.name, inst.type, inst.loc, dtype_only=True)
+    return list(found.values())
+
+
+def _new_output_values(module: Module, variable: set[str]) -> bool:
+    """Whether, on random inputs, some output element's bits are none of the inputs' nor
+    of the values that do not depend on the inputs (constants and what is made of them),
+    of the same width. An evaluation error counts as no."""
+    comp = module.entry_computation
+    fixed = [i.name for i in comp.instructions if i.name not in variable and isinstance(i.type, TensorType)]
+    probe = Instruction("probe.constants", "tuple", TupleType(tuple(comp[n].type for n in fixed)), tuple(fixed))
+    entry = Computation(comp.name, list(comp.instructions) + [probe], probe.name, comp.loc)
+    inputs = random_inputs([p.type for p in comp.parameters], 0)
+    try:
+        outs = evaluate(module, inputs)
+        consts = evaluate(dataclasses.replace(module, computations={**module.computations, comp.name: entry}),
+                          inputs) if fixed else []
+    except ActgenError:
+        return False
+
+    def words(a: np.ndarray) -> set[tuple[int, bytes]]:
+        a = np.ascontiguousarray(a)
+        w = a.dtype.itemsize
+        raw = a.tobytes()
+        return {(w, raw[j:j + w]) for j in range(0, len(raw), w)}
+
+    seen = set().union(*(words(np.asarray(a)) for a in list(inputs) + list(consts)))
+    return any(not words(np.asarray(o)) <= seen for o in outs)
 
 
 def _input_dependent(comp: Computation) -> set[str]:
