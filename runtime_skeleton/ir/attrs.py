@@ -30,6 +30,16 @@ class PadDim:
     interior: int = 0
 
 
+def split_padding(pads: tuple[PadDim, ...]) -> tuple[int, tuple[PadDim, ...] | None] | None:
+    """A pad seen along its first padded dimension d: (d, the padding of the other
+    dimensions, or None when they are not padded); None when no dimension is padded."""
+    d = next((i for i, p in enumerate(pads) if p != PadDim(0, 0)), None)
+    if d is None:
+        return None
+    rest = tuple(PadDim(0, 0) if i == d else p for i, p in enumerate(pads))
+    return d, (rest if any(p != PadDim(0, 0) for p in rest) else None)
+
+
 @dataclass(frozen=True)
 class WindowDim:
     size: int

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ActgenError
-from ..ir.attrs import Literal, PadDim, SliceDim
+from ..ir.attrs import Literal, PadDim, SliceDim, split_padding
 from ..ir.dtypes import DTYPES, DType, f32, s32, u32
 from ..ir.graph import Computation
 from ..ir.ops import BINARY_OPS, UNARY_OPS
@@ -502,13 +502,13 @@ def pad_concat(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     pads = node.attrs["padding"]
     if any(p.interior or p.lo < 0 or p.hi < 0 for p in pads):
         return
-    d = next((i for i, p in enumerate(pads) if p.lo or p.hi), None)
-    if d is None:
+    found = split_padding(pads)
+    if found is None:
         return
+    d, rest = found
     mk = Make(view)
     x, v = (Class(k) for k in node.children)
-    rest = tuple(PadDim(0, 0) if i == d else p for i, p in enumerate(pads))
-    inner = mk.op("pad", [x, v], {"padding": rest}) if any(p.lo or p.hi for p in rest) else x
+    inner = x if rest is None else mk.op("pad", [x, v], {"padding": rest})
     shape = mk.type(inner).shape
 
     def fill(n: int) -> list[Arg]:

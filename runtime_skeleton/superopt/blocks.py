@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..ir.attrs import PadDim, SliceDim
+from ..ir.attrs import PadDim, SliceDim, split_padding
 from ..ir.graph import Computation, Instruction, Module
 from ..ir.types import TensorType
 from ..layout.flatten import storage
@@ -72,12 +72,12 @@ def _pad_as_concat(module: Module) -> Module:
     if root.opcode != "pad" or not isinstance(root.type, TensorType):
         return module
     pads = root.attrs["padding"]
-    d = next((i for i, p in enumerate(pads) if p.lo or p.hi or p.interior), None)
-    if d is None:
+    found = split_padding(pads)
+    if found is None:
         return module
+    d, rest = found
     x, v = root.operands
     xt = comp[x].type
-    rest = tuple(PadDim(0, 0) if i == d else p for i, p in enumerate(pads))
     body = [i for i in comp.instructions if i.name != root.name]
     operands: list[str] = []
     fills: dict[int, str] = {}  # one broadcast per length of padding: equal blocks, compiled once
@@ -99,7 +99,7 @@ def _pad_as_concat(module: Module) -> Module:
         if run != xt.shape[d]:
             cut = tuple(SliceDim(source, source + run) if i == d else SliceDim(0, n) for i, n in enumerate(xt.shape))
             part = add("slice", xt, run, (x,), {"slice": cut})
-        if any(p.lo or p.hi or p.interior for p in rest):
+        if rest is not None:
             part = add("pad", root.type, run, (part, v), {"padding": rest})
         operands.append(part)
     if len(operands) < 2:
