@@ -297,6 +297,15 @@ def _():
     return [cv(P(0, "f32", 3), "f32"), cv(P(0, "s32", 2, 5), "s32"), cv(P(0, "pred", 4, 1), "pred")]
 
 
+@cases("elementwise-of-constants")
+def _():
+    return [cv(const(-128, "s32"), "f32"),  # jnp.clip's integer bound on floats
+            op("multiply", const(3, "s32", 3, 5), M.constant(np.arange(-7, 8).reshape(3, 5), DTYPES["s32"])),
+            op("round-nearest-even", M.constant(np.array([[2.5, -0.5], [1.5, 3.7]]), DTYPES["f32"])),
+            op("clamp", const(0.0, "bf16"), const(-1.5, "bf16", 4), const(6.0, "bf16")),
+            op("compare", const(1, "u8", 7), M.constant(np.arange(7), DTYPES["u8"]), direction="LT")]
+
+
 def _ew_samples(shape: tuple[int, ...]) -> list[Term]:
     """Elementwise terms of one shape: binary, clamp with scalar bounds, convert, compare."""
     return [op("add", P(0, "f32", *shape), P(1, "f32", *shape)),

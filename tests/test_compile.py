@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from runtime_skeleton.compile import CompileError, CompileOptions, compile_hlo, verify
@@ -250,6 +251,31 @@ def test_a_kernel_the_target_cannot_run_is_explained():
         compile_hlo(target("gemmini"), ROOT / "examples/kernels/gemm_f32.hlo", CompileOptions(timeout=3, tiling=False))
     with pytest.raises(CompileError, match="no pii graph for gemmini: no instruction produces"):
         compile_hlo(target("gemmini"), ROOT / "examples/kernels/gemm_i8.hlo", CompileOptions(timeout=3, tiling=False))
+
+
+def _mlp_i8_layer_16() -> str:
+    """JAX's int8 layer (x . W + b, ReLU, * 0.0125, round, clip, int8) on one 16x16 tile."""
+    text = (ROOT / "examples/kernels/mlp_i8_layer.hlo").read_text()
+    assert "64" not in text.replace("64]", "").replace("64,", "")  # 64 is only ever a dimension
+    return text.replace("64", "16")
+
+
+def test_a_float_requantization_is_gemminis_scaled_mvout():
+    """The layer's f32 epilogue ends in int8, so Gemmini is not refused for its floats: the
+    accumulator scale (config_acc_scale, its f32 from the constant section) and
+    mvout_scale_relu compute it, the clip's integer bounds folded to f32 constants."""
+    res = compile_hlo(target("gemmini"), _mlp_i8_layer_16(), timeout=60, deterministic=True)
+    assert verify(target("gemmini"), res, seeds=(0, 1, 2)) == []
+    names = [i.name for i in res.program.instructions]
+    assert names.count("config_acc_scale") == 1 and names[-1] == "mvout_scale_relu" and len(names) == 7
+    assert np.frombuffer(res.program.consts[0].data, np.float32)[0] == np.float32(0.0125)
+
+
+@pytest.mark.slow
+def test_mlp_i8_layer_compiles_on_gemmini():
+    res = compile_hlo(target("gemmini"), ROOT / "examples/kernels/mlp_i8_layer.hlo", deterministic=True)
+    assert verify(target("gemmini"), res, seeds=(0, 1)) == []
+    assert "mvout_scale_relu" in res.text
 
 
 def test_cli_compile_verify_and_json(tmp_path):

@@ -94,8 +94,9 @@ ENTRY main {{
 
 
 def test_float_arithmetic_on_a_target_without_floats_is_refused_at_once():
-    """Gemmini's semantics have no float value anywhere: an f32 sum is refused before the
-    search, naming the node and the type (before: phase 1's node limit after the timeout)."""
+    """No Gemmini instruction writes f32 values it computes (its scaled mvout computes f32
+    inside, on the way to int8): an f32 result is refused before the search, naming the
+    node and the type (before: phase 1's node limit after the timeout)."""
     from runtime_skeleton.isel.obstacles import float_obstacles
 
     hlo = _f32_kernel("  y = f32[16,16]{1,0} multiply(x, x)\n  ROOT z = f32[16,16]{1,0} add(y, x)")
@@ -107,6 +108,26 @@ def test_float_arithmetic_on_a_target_without_floats_is_refused_at_once():
     assert err.value.loc is not None and err.value.loc.line == 4
     assert time.perf_counter() - t0 < 10
     assert float_obstacles(target("amx"), parse_module(hlo, "k.hlo")) == []  # AMX computes f32
+
+
+def test_written_types_are_what_instructions_compute_and_write():
+    from runtime_skeleton.isel.obstacles import written_types
+
+    assert written_types(target("gemmini")) == {"s8", "s32"}  # f32 only inside mvout_scale
+    assert {"f32", "bf16", "s32", "u8"} <= written_types(target("amx"))
+
+
+def test_float_arithmetic_ending_in_integers_is_no_obstacle_where_an_instruction_does_it():
+    """An f32 scale rounded to int8 puts out s8 values: Gemmini's scaled mvout computes
+    f32 inside, so the f32 multiply is no obstacle there; a bf16 one is (no bf16 anywhere)."""
+    from runtime_skeleton.isel.obstacles import float_obstacles
+
+    def kernel(ft):
+        return (f"HloModule q\nENTRY main {{\n  x = {ft}[16,16]{{1,0}} parameter(0)\n"
+                f"  f = {ft}[16,16]{{1,0}} multiply(x, x)\n  ROOT q = s8[16,16]{{1,0}} convert(f)\n}}\n")
+
+    assert float_obstacles(target("gemmini"), parse_module(kernel("f32"), "k.hlo")) == []
+    assert [o.opcode for o in float_obstacles(target("gemmini"), parse_module(kernel("bf16"), "k.hlo"))] == ["multiply"]
 
 
 @pytest.mark.parametrize("body", ["  n = f32[16,16]{1,0} negate(x)\n  ROOT m = f32[16,16]{1,0} negate(n)",

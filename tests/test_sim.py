@@ -49,6 +49,24 @@ def test_int8_examples_are_exact():
     assert (want == 127).any() and (want == -128).any()
 
 
+def test_gemmini_accumulator_scale_rounds_to_nearest_even_after_relu():
+    """Gemmini's scaled mvout (the default acc_scale_func): ReLU, then int32 -> f32 times the
+    scale, rounded to nearest even, clipped to int8; the scale comes from the constant section."""
+    scale = np.float32(0.5).tobytes().hex()
+    text = (".input arg0 s32[16,16] @0\n.output out0 s8[16,16] @1024\n.output out1 s8[16,16] @1280\n"
+            f".const @1536 {scale}\n"
+            "mvin_acc rows=16 stride=64 dram=0 acc_addr=0\nconfig_acc_scale dram=1536\n"
+            "mvout_scale rows=16 stride=16 acc_addr=0 dram=1024\n"
+            "mvout_scale_relu rows=16 stride=16 acc_addr=0 dram=1280\n")
+    prog = parse_program(text, "p.s")
+    acc = np.arange(-128, 128, dtype=np.int32).reshape(16, 16) * 3  # x * 0.5 has ties: 1.5, 2.5, -2.5, ...
+    plain, relu = run_program(_target("gemmini"), prog, [acc])
+    want = np.clip(np.round(acc * 0.5), -128, 127).astype(np.int8)  # numpy rounds ties to even
+    np.testing.assert_array_equal(plain, want)
+    np.testing.assert_array_equal(relu, np.maximum(want, 0))
+    assert plain[0, 0] == -128 and plain[-1, -1] == 127 and (acc * 0.5 % 1 == 0.5).any()
+
+
 def _run_text(target, text):
     prog = parse_program(text, "p.s")
     return run_program(_target(target), prog, random_inputs([d.type for d in prog.inputs], 0))

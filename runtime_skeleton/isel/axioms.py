@@ -713,6 +713,43 @@ def convert_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield Class(node.children[0])
 
 
+# Declared as producing nothing: a literal is no operator (it lives in the constant section,
+# like the glue rules_for_ops discounts), and the rule only removes one, so every target keeps it.
+@axiom("elementwise-of-constants", ELEMENTWISE, (), watch_operands=1)
+def elementwise_of_constants(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """op(constant a, constant b, ..) = constant(op(a, b, ..)), computed by the reference
+    interpreter (XLA's constant folding; jnp.clip's integer bounds on floats arrive as
+    convert(constant), which the clamp rules read only as a constant). The result is as
+    large as the operands: broadcasts are not expanded."""
+    literals = []
+    for x in node.children:
+        lit = next((n.attrs["literal"] for n in view.find(x, "constant")), None)
+        if lit is None:
+            return
+        literals.append(lit)
+    folded = _fold(node, tuple(literals))
+    if folded is not None:
+        yield Make(view).constant(folded, node.type.dtype)
+
+
+_FOLDED: dict[tuple, np.ndarray | None] = {}
+
+
+def _fold(node: ENode, literals: tuple[Literal, ...]) -> np.ndarray | None:
+    key = (node.op, repr(sorted(node.attrs.items())), node.type, literals)
+    if key not in _FOLDED:
+        from ..reference import evaluate
+        from .convert import to_module
+
+        mk = Make(View({}))
+        args = [mk.constant(lit.array, lit.dtype) for lit in literals]
+        try:
+            _FOLDED[key] = evaluate(to_module([mk.op(node.op, args, dict(node.attrs), node.type)]), [])[0]
+        except (ActgenError, ShapeError):
+            _FOLDED[key] = None
+    return _FOLDED[key]
+
+
 def _moved(mk: Make, view: View, node: ENode, move: Callable[[Arg], Arg]) -> Iterator[Arg]:
     """For a data-movement ``node`` over an elementwise op: op(move(x), move(y), ..)
     (scalar clamp bounds stay as they are)."""

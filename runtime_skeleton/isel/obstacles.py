@@ -14,7 +14,10 @@ pii graph, however long phase 1 runs. Two things could still remove the node, an
 are ruled out before refusing:
 
 - its value is a compile-time constant (extraction folds constant classes into the
-  constant section, Act Fig. 17): only nodes that depend on a kernel input count;
+  constant section, Act Fig. 17, and ``elementwise-of-constants`` folds any operator over
+  literals, the one rule that removes operators outside NAMED_OPS): only nodes that
+  depend on a kernel input count. A node whose operands the rules prove constant though
+  they are computed from an input (integer x * 0) would be refused all the same;
 - the rules drop it as irrelevant (a slice of a concatenation that misses it, max(x,
   min(x, y))): the reference interpreter replaces the node's value by two different
   random tensors on the same random inputs, and the node counts only if the outputs
@@ -34,7 +37,7 @@ from ..ir.types import TensorType, TupleType
 from ..reference import evaluate
 from ..reference.npz_io import random_inputs
 from ..target import TargetDef
-from .axioms import NAMED_OPS
+from .axioms import NAMED_OPS, elementwise_of_constants
 from .phase1 import default_rules, target_ops
 from .rules import ANY
 
@@ -60,7 +63,7 @@ class Obstacle:
 def unreachable_ops(target: TargetDef) -> frozenset[str]:
     """Operators no rewrite brings to one of ``target``'s instructions (see the module doc)."""
     rules, patterns = default_rules(target)
-    rooted = set().union(*(r.roots for r in rules)) - {ANY}
+    rooted = set().union(*(r.roots for r in rules if r is not elementwise_of_constants)) - {ANY}
     return ALL_OPS - NAMED_OPS - target_ops(patterns) - rooted - GLUE
 
 
@@ -89,29 +92,37 @@ def refusal(target: TargetDef, found: list[Obstacle]) -> str:
     head = f"{target.name} cannot run this kernel: its result depends on " + "; ".join(map(str, found))
     if all(o.dtype_only for o in found):
         types = ", ".join(sorted({o.type.dtype.name for o in found}))
-        return (head + f", which computes new {types} values, and no {target.name} instruction has a value "
-                f"of that type: {target.name} can only move such values")
+        return (head + f", which computes new {types} values, and no {target.name} instruction writes "
+                f"{types} values it computes: {target.name} can only move such values")
     ops = ", ".join(sorted({o.opcode for o in found}))
     return (head + f", and no {target.name} instruction computes {ops}, nor does any rewrite rule lead from "
             + ("it" if len(found) == 1 else "them") + " to an operator one does")
 
 
 def float_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
-    """Nodes that compute floating-point values of a type no instruction of ``target`` has
-    anywhere in its semantics (Gemmini has no float at all), on which the result depends,
-    when some output value is new: not a value of an input or constant. Instructions then
-    only move such values as bytes, and no rewrite turns float arithmetic into integer
-    arithmetic, so no pii graph computes the result. A kernel whose float arithmetic
-    cancels out (negate(negate(x))) puts out only its inputs' values and is not refused.
-    One obstacle per element type, in program order."""
+    """Nodes computing floating-point values that no instruction of ``target`` computes,
+    on which the result depends, when some output value is new (not a value of an input
+    or constant). Two cases, both resting on no rewrite turning float arithmetic into
+    integer arithmetic:
+
+    - a type no instruction has anywhere in its semantics (Gemmini's bf16): instructions
+      only move such values as bytes, so no pii graph computes the result;
+    - an output of a float type holding new values, when no instruction writes values of
+      that type that it computes (Gemmini's f32, which only its scaled ``mvout`` computes
+      inside, on the way to int8): those output bytes have no instruction to write them.
+
+    A kernel whose float arithmetic cancels out (negate(negate(x))) puts out only its
+    inputs' values and is not refused. One obstacle per element type, in program order."""
     _, patterns = default_rules(target)
     known = {n.dtype for p in patterns for n in p.nodes}
     comp = module.entry_computation
     variable = _input_dependent(comp)
-    candidates = [i for i in _in_order(comp) if i.name in variable and i.opcode in COMPUTING
-                  and isinstance(i.type, TensorType) and i.type.dtype.is_float and i.type.dtype.name not in known]
-    if not candidates or not _new_output_values(module, variable):
-        return []
+    floats = [i for i in _in_order(comp) if i.name in variable and isinstance(i.type, TensorType)
+              and i.type.dtype.is_float]
+    new = _new_output_types(module, variable) if floats else set()
+    unwritten = new - written_types(target)
+    candidates = [i for i in floats if (i.opcode in COMPUTING and i.type.dtype.name not in known and new)
+                  or (i.opcode in COMPUTING | {"convert"} and i.type.dtype.name in unwritten)]
     found: dict[str, Obstacle] = {}
     for inst in candidates[:MAX_CHECKS]:
         if inst.type.dtype.name not in found and _result_depends_on(module, inst):
@@ -119,10 +130,35 @@ def float_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
     return list(found.values())
 
 
-def _new_output_values(module: Module, variable: set[str]) -> bool:
-    """Whether, on random inputs, some output element's bits are none of the inputs' nor
-    of the values that do not depend on the inputs (constants and what is made of them),
-    of the same width. An evaluation error counts as no."""
+# operators through which an instruction's output only moves what it read or computed
+MOVING = frozenset({"reshape", "bitcast-convert", "transpose", "slice", "concatenate", "pad", "broadcast",
+                    "copy", "reverse"})
+
+
+def written_types(target: TargetDef) -> set[str]:
+    """Element types of the values ``target``'s instructions compute and write: the
+    types of the nodes that the outputs' data movement reaches first (not parameters)."""
+    _, patterns = default_rules(target)
+    out: set[str] = set()
+    for p in patterns:
+        stack, seen = [p.root], set()
+        while stack:
+            k = stack.pop()
+            if k in seen:
+                continue
+            seen.add(k)
+            n = p.nodes[k]
+            if n.op in MOVING:
+                stack += list(n.children)
+            elif n.param is None and n.op not in ("constant", "iota"):
+                out.add(n.dtype)
+    return out
+
+
+def _new_output_types(module: Module, variable: set[str]) -> set[str]:
+    """The element types of the outputs in which, on random inputs, some element's bits
+    are none of the inputs' nor of the values that do not depend on the inputs (constants
+    and what is made of them), of the same width. An evaluation error counts as none."""
     comp = module.entry_computation
     fixed = [i.name for i in comp.instructions if i.name not in variable and isinstance(i.type, TensorType)]
     probe = Instruction("probe.constants", "tuple", TupleType(tuple(comp[n].type for n in fixed)), tuple(fixed))
@@ -133,7 +169,7 @@ def _new_output_values(module: Module, variable: set[str]) -> bool:
         consts = evaluate(dataclasses.replace(module, computations={**module.computations, comp.name: entry}),
                           inputs) if fixed else []
     except ActgenError:
-        return False
+        return set()
 
     def words(a: np.ndarray) -> set[tuple[int, bytes]]:
         a = np.ascontiguousarray(a)
@@ -142,7 +178,12 @@ def _new_output_values(module: Module, variable: set[str]) -> bool:
         return {(w, raw[j:j + w]) for j in range(0, len(raw), w)}
 
     seen = set().union(*(words(np.asarray(a)) for a in list(inputs) + list(consts)))
-    return any(not words(np.asarray(o)) <= seen for o in outs)
+    types = [t.dtype.name for t in _leaf_types(comp.root_instruction.type)]
+    return {t for t, o in zip(types, outs) if not words(np.asarray(o)) <= seen}
+
+
+def _leaf_types(t) -> list[TensorType]:  # noqa: ANN001  (a Type)
+    return [t] if isinstance(t, TensorType) else [x for e in t.elements for x in _leaf_types(e)]
 
 
 def _input_dependent(comp: Computation) -> set[str]:

@@ -41,7 +41,8 @@ transpose-concat, transpose-squeeze, transpose-reshape, bitcast-convert-splat (b
 concat-strided-store (two column blocks), with bitcast-convert modelled per byte.
 Not proved here (checked numerically only): dots, reductions, the identity
 matmuls, reshape/bitcast chains, transpose-as-reshape, broadcast-squeeze, broadcast-as-reshape
-and the outer products (dot-outer-product*).
+and the outer products (dot-outer-product*). elementwise-of-constants needs no proof: its
+right-hand side is the reference interpreter's value of its left-hand side.
 """
 from __future__ import annotations
 
