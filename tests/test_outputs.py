@@ -62,6 +62,32 @@ def test_outputs_compile_one_at_a_time():
     assert verify(GEMMINI, res, seeds=(0, 1, 2)) == []
 
 
+def test_an_output_that_fails_in_its_share_is_tried_again_with_the_time_left(monkeypatch):
+    """Output 0 fails in its half of the time (as an output needing more than its share
+    does); output 1 compiles quickly, and output 0 gets the rest and compiles."""
+    from runtime_skeleton.superopt import outputs, stages
+
+    calls: list[tuple[int, float]] = []
+    real = stages.compile_staged
+
+    def flaky(target, module, opts, deadline):
+        k = 0 if any(i.opcode == "dot" for i in module.entry_computation.instructions) else 1
+        calls.append((k, deadline - time.perf_counter()))
+        if k == 0 and len(calls) == 1:
+            raise CompileError("out of time")
+        return real(target, module, opts, deadline)
+
+    monkeypatch.setattr(stages, "compile_staged", flaky)
+    res = outputs.compile_parts(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(deterministic=True),
+                                time.perf_counter() + 60)
+    assert [k for k, _ in calls] == [0, 1, 0] and calls[2][1] > calls[0][1]
+    assert verify(GEMMINI, res) == []
+    with pytest.raises(CompileError, match="output 0: out of time"):  # no more time than it had: not again
+        calls.clear()
+        monkeypatch.setattr(stages, "compile_staged", lambda *a: (_ for _ in ()).throw(CompileError("out of time")))
+        outputs.compile_parts(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(), time.perf_counter() + 60)
+
+
 def test_the_whole_kernel_takes_the_direct_path_when_it_compiles():
     res = compile_module(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(deterministic=True))
     assert res.parts == () and verify(GEMMINI, res) == []

@@ -56,21 +56,32 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
                  deadline: float) -> CompileResult:
     """Each part compiled by ``compile_one`` (the time left shared evenly among the distinct
     kernels left: a part equal to an earlier one, its name aside, reuses its program), the
-    programs in sequence."""
+    programs in sequence. A part that fails is tried again after the others, with the time
+    they left shared among the parts that failed: an output that needs more than its share
+    gets what the quick ones did not use."""
     t0 = time.perf_counter()
-    results: list[CompileResult] = []
     kernels = [replace(part.module, name=plan.kind) for part in plan.parts]  # equal kernels compile once
-    for k, part in enumerate(plan.parts):
-        same = next((j for j in range(k) if kernels[j] == kernels[k]), None)
-        if same is not None:
-            results.append(results[same])
-            continue
-        left = len({j for j in range(k, len(kernels)) if kernels[j] not in kernels[:j]})
+    distinct = [k for k in range(len(kernels)) if kernels[k] not in kernels[:k]]
+    done: dict[int, CompileResult] = {}
+    failed: dict[int, tuple[ActgenError, float]] = {}  # part -> its error, and the time it had
+    for n, k in enumerate(distinct):
         now = time.perf_counter()
+        share = (deadline - now) / (len(distinct) - n)
         try:
-            results.append(compile_one(target, part.module, opts, now + (deadline - now) / left))
+            done[k] = compile_one(target, plan.parts[k].module, opts, now + share)
         except ActgenError as err:
+            failed[k] = (err, share)
+    for n, k in enumerate(sorted(failed)):
+        now = time.perf_counter()
+        err, had = failed[k]
+        share = (deadline - now) / (len(failed) - n)
+        if share <= had:
             raise CompileError(f"{plan.kind} {k}: {err.message}", err.loc) from None
+        try:
+            done[k] = compile_one(target, plan.parts[k].module, opts, now + share)
+        except ActgenError as again:
+            raise CompileError(f"{plan.kind} {k}: {again.message}", again.loc) from None
+    results = [done[next(j for j in distinct if kernels[j] == kernels[k])] for k in range(len(kernels))]
     try:
         prog = sequenced(target, plan, [r.program for r in results])
         check_program(target, prog)
