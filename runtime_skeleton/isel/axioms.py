@@ -738,15 +738,7 @@ _FOLDED: dict[tuple, np.ndarray | None] = {}
 def _fold(node: ENode, literals: tuple[Literal, ...]) -> np.ndarray | None:
     key = (node.op, repr(sorted(node.attrs.items())), node.type, literals)
     if key not in _FOLDED:
-        from ..reference import evaluate
-        from .convert import to_module
-
-        mk = Make(View({}))
-        args = [mk.constant(lit.array, lit.dtype) for lit in literals]
-        try:
-            _FOLDED[key] = evaluate(to_module([mk.op(node.op, args, dict(node.attrs), node.type)]), [])[0]
-        except (ActgenError, ShapeError):
-            _FOLDED[key] = None
+        _FOLDED[key] = _evaluate_op(node.op, node.attrs, node.type, [(lit.array, lit.dtype) for lit in literals])
     return _FOLDED[key]
 
 
@@ -818,16 +810,23 @@ def _keeps_zero(e: ENode, dtypes: tuple[DType, ...]) -> bool:
 
 
 def _zero_of_zeros(e: ENode, dtypes: tuple[DType, ...]) -> bool:
+    got = _evaluate_op(e.op, e.attrs, TensorType(e.type.dtype, (1,)), [(np.zeros(1, dt.np), dt) for dt in dtypes])
+    return got is not None and not np.ascontiguousarray(got).view(np.uint8).any()
+
+
+def _evaluate_op(op: str, attrs: Any, out: TensorType,
+                 operands: Sequence[tuple[np.ndarray, DType]]) -> np.ndarray | None:
+    """The reference interpreter's value of ``op`` over constant operands (None when it
+    or shape inference refuses them)."""
     from ..reference import evaluate
     from .convert import to_module
 
     mk = Make(View({}))
-    zeros = [mk.constant(np.zeros(1, dt.np), dt) for dt in dtypes]
     try:
-        got = evaluate(to_module([mk.op(e.op, zeros, dict(e.attrs), TensorType(e.type.dtype, (1,)))]), [])[0]
+        term = mk.op(op, [mk.constant(a, dt) for a, dt in operands], dict(attrs), out)
+        return evaluate(to_module([term]), [])[0]
     except (ActgenError, ShapeError):
-        return False
-    return not np.ascontiguousarray(got).view(np.uint8).any()
+        return None
 
 
 @axiom("broadcast-noop", {"broadcast"}, ())

@@ -120,7 +120,7 @@ def float_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
     floats = [i for i in _in_order(comp) if i.name in variable and isinstance(i.type, TensorType)
               and i.type.dtype.is_float]
     new = _new_output_types(module, variable) if floats else set()
-    unwritten = new - written_types(target)
+    unwritten = new - _written(patterns)
     candidates = [i for i in floats if (i.opcode in COMPUTING and i.type.dtype.name not in known and new)
                   or (i.opcode in COMPUTING | {"convert"} and i.type.dtype.name in unwritten)]
     found: dict[str, Obstacle] = {}
@@ -138,7 +138,10 @@ MOVING = frozenset({"reshape", "bitcast-convert", "transpose", "slice", "concate
 def written_types(target: TargetDef) -> set[str]:
     """Element types of the values ``target``'s instructions compute and write: the
     types of the nodes that the outputs' data movement reaches first (not parameters)."""
-    _, patterns = default_rules(target)
+    return _written(default_rules(target)[1])
+
+
+def _written(patterns: list) -> set[str]:
     out: set[str] = set()
     for p in patterns:
         stack, seen = [p.root], set()

@@ -60,8 +60,9 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
     they left shared among the parts that failed: an output that needs more than its share
     gets what the quick ones did not use."""
     t0 = time.perf_counter()
-    kernels = [replace(part.module, name=plan.kind) for part in plan.parts]  # equal kernels compile once
-    distinct = [k for k in range(len(kernels)) if kernels[k] not in kernels[:k]]
+    kernels = [replace(part.module, name=plan.kind) for part in plan.parts]
+    same = [kernels.index(m) for m in kernels]  # equal kernels compile once: each part's first equal
+    distinct = [k for k, j in enumerate(same) if j == k]
     done: dict[int, CompileResult] = {}
     failed: dict[int, tuple[ActgenError, float]] = {}  # part -> its error, and the time it had
     for n, k in enumerate(distinct):
@@ -81,13 +82,13 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
             done[k] = compile_one(target, plan.parts[k].module, opts, now + share)
         except ActgenError as again:
             raise CompileError(f"{plan.kind} {k}: {again.message}", again.loc) from None
-    results = [done[next(j for j in distinct if kernels[j] == kernels[k])] for k in range(len(kernels))]
+    results = [done[j] for j in same]
     try:
         prog = sequenced(target, plan, [r.program for r in results])
         check_program(target, prog)
     except NotTileable as err:
         raise CompileError(err.message) from None
-    stats = summed([r.stats for j, r in enumerate(results) if all(r is not q for q in results[:j])])
+    stats = summed([done[k].stats for k in distinct])
     stats.seconds = time.perf_counter() - t0
     first = results[0]
     return CompileResult(prog, opts.cost(target, prog), first.pii_graph, first.allocation, stats, module,
