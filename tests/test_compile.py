@@ -405,6 +405,27 @@ def test_extraction_stops_exploring_at_its_limit(monkeypatch):
                     CompileOptions(timeout=3, tiling=False, deterministic=True))
 
 
+def test_a_constant_output_is_extracted_within_the_deadline():
+    """Every class of a broadcast constant's e-graph is constant: each pii graph's const
+    nodes came from a fixpoint over all of them, once per node (5 s past a 1.3 s
+    deadline: a padding row of pad_reverse on AMX). Now once per extraction."""
+    import dataclasses
+
+    from runtime_skeleton.compile import compile_direct, load_kernel
+
+    kernel = dataclasses.replace(load_kernel("""HloModule fill
+ENTRY main {
+  z = s32[] constant(0)
+  f = f32[] convert(z)
+  ROOT r = f32[1,35]{1,0} broadcast(f), dimensions={}
+}
+"""), output_written=True)
+    t0 = time.perf_counter()
+    res = compile_direct(target("amx"), kernel, CompileOptions(timeout=1.5), t0 + 1.5)
+    assert time.perf_counter() - t0 < 3.5
+    assert verify(target("amx"), res) == []
+
+
 def test_bounds_cut_short_at_different_points_are_a_refusal(monkeypatch):
     """The two bound computations (as trees, and shared) can stop at the deadline at
     different points; extraction takes only what both counted (a KeyError before: six fuzz

@@ -147,8 +147,8 @@ def constant_classes(view: View) -> set[ClassId]:
     return const
 
 
-def const_term(view: View, c: ClassId, const: set[ClassId]) -> Term:
-    """An acyclic expression for a constant class (smallest depth first)."""
+def shallowest_nodes(view: View, const: set[ClassId]) -> dict[ClassId, ENode]:
+    """For each constant class, a node of an acyclic expression of smallest depth."""
     depth: dict[ClassId, int] = {}
     best: dict[ClassId, ENode] = {}
     changed = True
@@ -164,12 +164,13 @@ def const_term(view: View, c: ClassId, const: set[ClassId]) -> Term:
                 if d < depth.get(k, 1 << 30):
                     depth[k], best[k] = d, n
                     changed = True
+    return best
 
-    def build(k: ClassId) -> Term:
-        n = best[k]
-        return Term(n.op, n.type, tuple(build(x) for x in n.children), n.attrs)
 
-    return build(c)
+def const_term(best: dict[ClassId, ENode], c: ClassId) -> Term:
+    """An acyclic expression for a constant class (``shallowest_nodes``)."""
+    n = best[c]
+    return Term(n.op, n.type, tuple(const_term(best, x) for x in n.children), n.attrs)
 
 
 @dataclass
@@ -192,6 +193,13 @@ class Extractor:
         self._options: dict[Req, list[Choice]] = {}
         self._bounds: dict[tuple, dict[Req, int]] = {}  # (roots, shared) -> lower_bounds (the view is frozen)
         self.truncated = False  # a bound computation stopped at MAX_REACH or the deadline
+        self._const_nodes: dict[ClassId, ENode] | None = None
+
+    def _shallowest(self) -> dict[ClassId, ENode]:
+        """``shallowest_nodes`` of the constant classes, once (the view is frozen)."""
+        if self._const_nodes is None:
+            self._const_nodes = shallowest_nodes(self.view, self.const)
+        return self._const_nodes
 
     def options(self, req: Req) -> list[Choice]:
         if req in self._options:
@@ -468,7 +476,7 @@ class Extractor:
             if ch.kind == "input":
                 pn = PiiNode("input", "input", buf, t, dict(ch.node.attrs), (), c)
             elif ch.kind == "const":
-                pn = PiiNode("const", "const", buf, t, {}, (), c, const_term(self.view, c, self.const))
+                pn = PiiNode("const", "const", buf, t, {}, (), c, const_term(self._shallowest(), c))
             elif ch.kind == "undef":
                 pn = PiiNode("undef", UNDEF, buf, t, {}, (), c)
             else:
