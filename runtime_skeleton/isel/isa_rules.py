@@ -29,7 +29,7 @@ unless another instruction of the target computes y by itself.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -81,6 +81,7 @@ class Pattern:
     skips: dict[int, list] = field(default_factory=dict)  # identity skips of each node (by id), cached
     zskips: dict[int, list] = field(default_factory=dict)  # zero-accumulator skips of each node, cached
     plain: frozenset = frozenset()  # structures of all the target's instructions (see _zero_skips)
+    extents: dict[tuple, tuple[int, ...]] = field(default_factory=dict)  # (node, α) -> its shape at α, cached
 
 
 def compile_pattern(target: TargetDef, ins: type[InstructionDef]) -> Pattern:
@@ -158,18 +159,24 @@ class _Fact:
 
 
 def _unify(sym: Any, val: Any, eqs: list) -> bool:
-    """Equal as data, or record equations where ``sym`` is symbolic."""
-    if not _symbolic(sym):
+    """Equal as data, or record equations where ``sym`` is symbolic. Containers are
+    compared part by part (the hot path of matching: no separate walk for symbols)."""
+    if type(sym) is int:
         return sym == val
     if isinstance(sym, z3.ExprRef):
         if not isinstance(val, int):
             return False
         eqs.append(_Fact(sym, val))
         return True
-    if isinstance(sym, tuple | list) and isinstance(val, tuple | list):
-        return len(sym) == len(val) and all(_unify(a, b, eqs) for a, b in zip(sym, val))
-    return type(sym) is type(val) and all(_unify(getattr(sym, f), getattr(val, f), eqs)
-                                          for f in sym.__dataclass_fields__)
+    if isinstance(sym, tuple | list):
+        if not isinstance(val, tuple | list) or len(sym) != len(val) or \
+                (type(sym) is not type(val) and not _symbolic(sym)):  # a tuple is no list, as data
+            return False
+        return all(_unify(a, b, eqs) for a, b in zip(sym, val))
+    if hasattr(sym, "__dataclass_fields__") and not isinstance(sym, type):
+        return type(sym) is type(val) and all(_unify(getattr(sym, f), getattr(val, f), eqs)
+                                              for f in sym.__dataclass_fields__)
+    return sym == val
 
 
 def _match(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterator[_Match]:
@@ -578,7 +585,8 @@ def isa_rules(target: TargetDef) -> tuple[list[Rule], list[Pattern]]:
     rules = []
     for p in patterns:
         rules.append(Rule(f"isa:{p.ins.name}", root_ops(p), frozenset({PII_PREFIX + p.ins.name}),
-                          _applier(p, solver), doc=f"g_{p.ins.name} -> {p.ins.name}", watch_operands=WATCH_DEPTH))
+                          _applier(p, solver), doc=f"g_{p.ins.name} -> {p.ins.name}", watch_operands=WATCH_DEPTH,
+                          accepts=_root_type(p)))
     return rules, patterns
 
 
@@ -602,14 +610,24 @@ def root_ops(p: Pattern) -> frozenset[str]:
     return frozenset(ops)
 
 
-def _applier(p: Pattern, solver: AlphaSolver):  # noqa: ANN202
-    ins = p.ins
-    root = p.nodes[p.root]  # identity skips keep the type: the class must have the root's type
+def _root_type(p: Pattern) -> Callable[[TensorType], bool]:
+    """Whether a class of this type can be the pattern's root: its element type, rank and
+    concrete extents (identity skips keep the type, so every match has the root's)."""
+    root = p.nodes[p.root]
     fixed = tuple((d, n) for d, n in enumerate(root.shape) if isinstance(n, int))
 
+    def accepts(t: TensorType) -> bool:
+        return t.dtype.name == root.dtype and t.rank == len(root.shape) and all(t.shape[d] == n for d, n in fixed)
+
+    return accepts
+
+
+def _applier(p: Pattern, solver: AlphaSolver):  # noqa: ANN202
+    ins = p.ins
+    fits = _root_type(p)
+
     def apply(view: View, c: ClassId, node: ENode) -> Iterator[Term]:
-        t = view.type(c)
-        if t.dtype.name != root.dtype or t.rank != len(root.shape) or any(t.shape[d] != n for d, n in fixed):
+        if not fits(view.type(c)):
             return
         seen = set()
         for k, m in enumerate(_match(p, p.root, c, view, _Match())):
@@ -658,14 +676,8 @@ def _padded_term(p: Pattern, alpha: dict[str, int], k: ClassId, j: int, view: Vi
     """The parameter (type ``t``) whose leading part, slice node ``j`` at α, is class
     ``k``: k in the shape of the slice, then zeros concatenated along each dimension the
     slice cuts (innermost first), viewed as the parameter."""
-    subst = [(p.alpha[name], z3.IntVal(v)) for name, v in alpha.items() if name in p.alpha]
-
-    def at(n: Any) -> int:
-        return n if isinstance(n, int) else z3.simplify(z3.substitute(n, *subst)).as_long()
-
     sl = p.nodes[j]
-    part = tuple(at(n) for n in sl.shape)
-    whole = tuple(at(n) for n in p.nodes[sl.children[0]].shape)
+    part, whole = _extents(p, j, alpha), _extents(p, sl.children[0], alpha)
     kt = view.type(k)
     shape = list(part)
     x: Term | Class = view_term(Class(k), kt, TensorType(kt.dtype, part))
@@ -678,6 +690,16 @@ def _padded_term(p: Pattern, alpha: dict[str, int], k: ClassId, j: int, view: Vi
         x = Term("concatenate", TensorType(kt.dtype, tuple(shape)),
                  (x, Term("broadcast", rest, (zero,), {"dimensions": ()})), {"dimensions": (d,)})
     return view_term(x, TensorType(kt.dtype, tuple(shape)), t.with_layout(None))
+
+
+def _extents(p: Pattern, i: int, alpha: dict[str, int]) -> tuple[int, ...]:
+    """Pattern node ``i``'s shape at α (z3 evaluates each symbolic extent once per α)."""
+    key = (i, tuple(sorted(alpha.items())))
+    if key not in p.extents:
+        subst = [(p.alpha[name], z3.IntVal(v)) for name, v in alpha.items() if name in p.alpha]
+        p.extents[key] = tuple(n if isinstance(n, int) else z3.simplify(z3.substitute(n, *subst)).as_long()
+                               for n in p.nodes[i].shape)
+    return p.extents[key]
 
 
 def input_buffers(target: TargetDef, node: ENode) -> tuple[str, ...]:

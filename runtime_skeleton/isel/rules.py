@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from weakref import WeakKeyDictionary
 
+from ..ir.types import TensorType
 from .egraph import ClassId
 from .tensor_egraph import TensorEGraph
 from .terms import ENode, Term, View
@@ -33,6 +34,8 @@ class Rule:
     doc: str = ""
     expansive: bool = False  # grows the e-graph a lot (splits, identity matmuls): enabled in later rounds
     watch_operands: int = 0  # 1 or 2: fire again when a class that many levels below has gained nodes
+    # the e-class types it can match at (None: any); asked once per class and type, before anything else
+    accepts: Callable[[TensorType], bool] | None = field(default=None, compare=False)
 
 
 def rule(name: str, roots: Iterable[str], produces: Iterable[str], *, exact: bool = True,
@@ -113,6 +116,14 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
     for r in rules:
         for op in r.roots:
             by_root.setdefault(op, []).append(r)
+    fitting: dict[tuple[str, TensorType], list[Rule]] = {}  # (root, class type) -> rules that may match
+
+    def candidates(op: str, t: TensorType) -> list[Rule]:
+        key = (op, t)
+        if key not in fitting:
+            fitting[key] = [r for r in by_root.get(op, []) if r.accepts is None or r.accepts(t)]
+        return fitting[key]
+
     for _ in range(iterations):
         before = (sum(len(v) for _, v in view.items()), len(list(view)))
         budget = dict.fromkeys((r.name for r in rules), max_matches)
@@ -121,8 +132,9 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
             if deadline is not None and time.perf_counter() > deadline:
                 out_of_time = True
                 break
+            ct = nodes[0].type
             for j, n in enumerate(nodes):
-                for r in by_root.get(n.op, []) + (by_root.get(ANY, []) if j == 0 else []):
+                for r in candidates(n.op, ct) + (candidates(ANY, ct) if j == 0 else []):
                     key = (r.name, c, n, _signature(view, n, r.watch_operands)) if r.watch_operands \
                         else (r.name, c, n)
                     if key in eg.fired or budget[r.name] <= 0:
