@@ -116,13 +116,12 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
     for r in rules:
         for op in r.roots:
             by_root.setdefault(op, []).append(r)
-    fitting: dict[tuple[str, TensorType], list[Rule]] = {}  # (root, class type) -> rules that may match
+    fitting: dict[TensorType, dict[str, list[Rule]]] = {}  # class type -> root -> rules that may match there
 
-    def candidates(op: str, t: TensorType) -> list[Rule]:
-        key = (op, t)
-        if key not in fitting:
-            fitting[key] = [r for r in by_root.get(op, []) if r.accepts is None or r.accepts(t)]
-        return fitting[key]
+    def candidates(t: TensorType) -> dict[str, list[Rule]]:
+        if t not in fitting:
+            fitting[t] = {op: [r for r in rs if r.accepts is None or r.accepts(t)] for op, rs in by_root.items()}
+        return fitting[t]
 
     for _ in range(iterations):
         before = (sum(len(v) for _, v in view.items()), len(list(view)))
@@ -132,11 +131,15 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
             if deadline is not None and time.perf_counter() > deadline:
                 out_of_time = True
                 break
-            ct = nodes[0].type
+            fit = candidates(nodes[0].type)
             for j, n in enumerate(nodes):
-                for r in candidates(n.op, ct) + (candidates(ANY, ct) if j == 0 else []):
-                    key = (r.name, c, n, _signature(view, n, r.watch_operands)) if r.watch_operands \
-                        else (r.name, c, n)
+                signatures: dict[int, tuple] = {}  # per depth: shared by the rules watching that deep
+                for r in fit.get(n.op, []) + (fit.get(ANY, []) if j == 0 else []):
+                    key = (r.name, c, n)
+                    if r.watch_operands:
+                        if r.watch_operands not in signatures:
+                            signatures[r.watch_operands] = _signature(view, n, r.watch_operands)
+                        key += (signatures[r.watch_operands],)
                     if key in eg.fired or budget[r.name] <= 0:
                         continue
                     eg.fired.add(key)
