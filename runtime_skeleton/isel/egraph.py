@@ -84,6 +84,9 @@ class EGraph:
         self._class_of_node: list[ClassId] = []
         self._rep: dict[ClassId, int] = {}  # a node of each class, to refer to the class
         self._snapshot: dict[ClassId, list[RawNode]] = {}
+        # egglog values read back, converted once: class and list ids, interned strings
+        self._ids: dict[object, ClassId] = {}
+        self._strings: dict[object, str] = {}
 
     # -- building ---------------------------------------------------------------
     # Nodes and classes are named by references, node handles: the handle ``add``
@@ -124,30 +127,43 @@ class EGraph:
         self._run("\n".join(loads + ["(run load 1)"]))
         self._rows, self._unions = {}, []
         frozen = self._eg.freeze()
+        cid, text = self._id, self._string
         self._class_of_node = [0] * self._n
         self._rep = {}
         for row in frozen.functions["H"].rows:
-            i, c = self._eg.value_to_i64(row.inputs[0]), _cid(row.output)
+            i, c = self._eg.value_to_i64(row.inputs[0]), cid(row.output)
             self._class_of_node[i] = c
             self._rep.setdefault(c, i)
         classes: dict[ClassId, list[RawNode]] = {}
         for n in range(MAX_ARITY + 1):
             for row in frozen.functions[f"N{n}"].rows:
                 op, key, *kids = row.inputs
-                node = RawNode(self._eg.value_to_string(op), self._eg.value_to_string(key), tuple(map(_cid, kids)))
-                classes.setdefault(_cid(row.output), []).append(node)
-        cells = {_cid(row.output): (_cid(row.inputs[0]), _cid(row.inputs[1])) for row in frozen.functions["Cons"].rows}
-        nil = {_cid(row.output) for row in frozen.functions["Nil"].rows}
+                node = RawNode(text(op), text(key), tuple(map(cid, kids)))
+                classes.setdefault(cid(row.output), []).append(node)
+        cells = {cid(row.output): (cid(row.inputs[0]), cid(row.inputs[1])) for row in frozen.functions["Cons"].rows}
+        nil = {cid(row.output) for row in frozen.functions["Nil"].rows}
         assert not nil & cells.keys(), "egglog numbers the values of different sorts apart"
         for row in frozen.functions["NW"].rows:
             op, key, cell = row.inputs
-            kids, at = [], _cid(cell)
+            kids, at = [], cid(cell)
             while at not in nil:
                 head, at = cells[at]
                 kids.append(head)
-            node = RawNode(self._eg.value_to_string(op), self._eg.value_to_string(key), tuple(kids))
-            classes.setdefault(_cid(row.output), []).append(node)
+            node = RawNode(text(op), text(key), tuple(kids))
+            classes.setdefault(cid(row.output), []).append(node)
         self._snapshot = classes
+
+    def _id(self, value: object) -> ClassId:
+        got = self._ids.get(value)
+        if got is None:
+            got = self._ids[value] = _cid(value)
+        return got
+
+    def _string(self, value: object) -> str:
+        got = self._strings.get(value)
+        if got is None:
+            got = self._strings[value] = self._eg.value_to_string(value)
+        return got
 
     def class_of(self, node: int) -> ClassId:
         """The e-class of a node added with ``add`` (as of the last flush)."""

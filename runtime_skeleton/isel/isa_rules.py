@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -149,10 +150,10 @@ class _Fact:
 
     expr: Any
     value: int | None = None
+    key: tuple[int, int | None] = field(init=False)  # the pattern holds the expression: its id is stable
 
-    @property
-    def key(self) -> tuple[int, int | None]:
-        return id(self.expr), self.value  # the pattern holds the expression: its Python id is stable
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", (id(self.expr), self.value))
 
     def z3(self) -> Any:
         return self.expr if self.value is None else self.expr == self.value
@@ -529,6 +530,9 @@ def _copy(m: _Match) -> _Match:
     return nm
 
 
+_fact_key = attrgetter("key")
+
+
 class AlphaSolver:
     """Solves α from a match's equations plus the generated precondition; cached."""
 
@@ -538,7 +542,7 @@ class AlphaSolver:
         self._base: dict[str, tuple[z3.Solver, dict[str, Any]]] = {}
 
     def solve(self, p: Pattern, eqs: list) -> dict[str, int] | None:
-        key = (p.ins.name, frozenset(e.key for e in eqs))
+        key = (p.ins.name, frozenset(map(_fact_key, eqs)))
         if key not in self._cache:
             self._cache[key] = self._solve(p, eqs)
         return self._cache[key]
