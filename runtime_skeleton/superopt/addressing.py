@@ -1,4 +1,4 @@
-"""Which attribute of an instruction addresses which of its slices."""
+"""Which attribute of an instruction addresses which of its slices, and which HBM a program touches."""
 from __future__ import annotations
 
 import itertools
@@ -10,6 +10,7 @@ from ..sim.program import Affine, ConcreteInstr, Loop, Program, shift, value_at
 from ..target import InstructionDef, TargetDef
 from .strip import NotTileable
 
+ALIGN = 4096  # whole-kernel tensors start at page boundaries: every alignment an address needs divides it
 Rect = tuple[slice, ...]
 R = TypeVar("R")
 Terms = tuple[tuple[str, int], ...]  # (loop variable, bytes per unit of it)
@@ -110,6 +111,26 @@ def with_ranges(items, ranges: Mapping[str, tuple[int, int]] | None = None):
                 yield from with_ranges(it.body, {**(ranges or {}), it.var: (it.start, it.stop - 1)})
         else:
             yield it, ranges or {}
+
+
+def page(n: int) -> int:
+    """``n`` rounded up to whole ALIGN pages."""
+    return -(-n // ALIGN) * ALIGN
+
+
+def own_area(target: TargetDef, prog: Program, moving: list[tuple[int, int, object]]) -> tuple[int, int]:
+    """[lo, hi) of the HBM a program uses outside the regions (start, size, what) that
+    move to the whole kernel's tensors: its constants and scratch, which move with the
+    program (lo down to a page; (0, 0) when there are none). Where the regions lie does
+    not matter (CP-SAT may put a tensor at the top of HBM)."""
+    spans = [(c.offset, c.offset + len(c.data)) for c in prog.consts]
+    for ci, ranges in with_ranges(prog.instructions):
+        for _, found in corner_slices(target, ci, ranges):
+            spans += [(lo, lo + n) for _, lo, n in found if region_of(moving, lo, n) is None]
+    if not spans:
+        return 0, 0
+    lo = min(a for a, _ in spans)
+    return lo - lo % ALIGN, max(b for _, b in spans)
 
 
 def hbm_end(target: TargetDef, prog: Program) -> int:

@@ -22,12 +22,10 @@ from ..layout import byte_size
 from ..sim.machine import SimError, checked
 from ..sim.program import ConcreteInstr, ConstData, Loop, Program, TensorDecl
 from ..target import TargetDef
-from .addressing import hbm_end, hbm_slices, moved, region_of
+from .addressing import hbm_slices, moved, own_area, page, region_of
 from .double_buffer import double_buffered
 from .reuse import reused
 from .strip import OUTPUT, NotTileable, Placement
-
-ALIGN = 4096  # whole-kernel tensors start at page boundaries: every alignment an address needs divides it
 
 
 @dataclass(frozen=True)
@@ -50,17 +48,6 @@ def _regions(piece: Piece) -> list[tuple[int, int, Placement]]:
     return regions
 
 
-def _top(target: TargetDef, piece: Piece) -> int:
-    """The end of the HBM the piece's program touches (its tensors in HBM, constants, scratch)."""
-    touched = hbm_end(target, replace(piece.program, inputs=[], outputs=[]))  # on-chip decls are not HBM
-    return max([o + n for o, n, _ in _regions(piece)] + [touched])
-
-
-def page(n: int) -> int:
-    """``n`` rounded up to whole ALIGN pages."""
-    return -(-n // ALIGN) * ALIGN
-
-
 def looped_programs(target: TargetDef, loops: tuple[tuple[str, int], ...], pieces: list[Piece],
                     input_types: list[TensorType], output_type: TensorType) -> list[Program]:
     """The whole kernel's program: the pieces, in order, in the loop nest ``loops``;
@@ -71,8 +58,9 @@ def looped_programs(target: TargetDef, loops: tuple[tuple[str, int], ...], piece
     iteration reuses them), and the whole kernel's tensors go above everything."""
     shifts, at = [], 0
     for piece in pieces:
-        shifts.append(at)
-        at += page(_top(target, piece))
+        lo, hi = own_area(target, piece.program, _regions(piece))
+        shifts.append(at - lo)
+        at += page(hi - lo)
     bases = []
     for t in list(input_types) + [output_type]:
         bases.append(at)

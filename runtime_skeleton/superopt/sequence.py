@@ -22,8 +22,8 @@ from ..ir.types import TensorType
 from ..layout import byte_size
 from ..sim.program import ConcreteInstr, ConstData, Item, Loop, Program, TensorDecl
 from ..target import TargetDef
-from .addressing import Terms, corner_slices, hbm_end, moved, region_of
-from .loops import check_program, page
+from .addressing import Terms, corner_slices, moved, own_area, page, region_of
+from .loops import check_program
 from .strip import NotTileable
 
 
@@ -98,9 +98,10 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
 def sequenced(target: TargetDef, plan: Plan, programs: list[Program]) -> Program:
     """The parts' programs one after the other as one program over the plan's tensors."""
     shifts, at = [], 0
-    for prog in programs:
-        shifts.append(at)
-        at += page(hbm_end(target, prog))
+    for prog in programs:  # each part's constants and scratch, one part after the other
+        lo, hi = own_area(target, prog, [(d.offset, byte_size(d.type), d) for d in prog.inputs + prog.outputs])
+        shifts.append(at - lo)
+        at += page(hi - lo)
     bases = []
     for t in plan.types:
         bases.append(at)
