@@ -175,6 +175,8 @@ def _unify(sym: Any, val: Any, eqs: list) -> bool:
             return False
         return all(_unify(a, b, eqs) for a, b in zip(sym, val))
     if hasattr(sym, "__dataclass_fields__") and not isinstance(sym, type):
+        if not _symbolic(sym):  # equal as data: its own __eq__ (fields that do not compare are not compared)
+            return sym == val
         return type(sym) is type(val) and all(_unify(getattr(sym, f), getattr(val, f), eqs)
                                               for f in sym.__dataclass_fields__)
     return sym == val
