@@ -14,6 +14,7 @@ ALIGN = 4096  # whole-kernel tensors start at page boundaries: every alignment a
 Rect = tuple[slice, ...]
 R = TypeVar("R")
 Terms = tuple[tuple[str, int], ...]  # (loop variable, bytes per unit of it)
+Regions = list[tuple[int, int, object]]  # (start, size, what) of HBM regions
 
 
 def region_of(regions: list[tuple[int, int, R]], lo: int, n: int) -> tuple[int, R] | None:
@@ -118,7 +119,7 @@ def page(n: int) -> int:
     return -(-n // ALIGN) * ALIGN
 
 
-def own_area(target: TargetDef, prog: Program, moving: list[tuple[int, int, object]]) -> tuple[int, int]:
+def own_area(target: TargetDef, prog: Program, moving: Regions) -> tuple[int, int]:
     """[lo, hi) of the HBM a program uses outside the regions (start, size, what) that
     move to the whole kernel's tensors: its constants and scratch, which move with the
     program (lo down to a page; (0, 0) when there are none). Where the regions lie does
@@ -131,6 +132,18 @@ def own_area(target: TargetDef, prog: Program, moving: list[tuple[int, int, obje
         return 0, 0
     lo = min(a for a, _ in spans)
     return lo - lo % ALIGN, max(b for _, b in spans)
+
+
+def stacked(target: TargetDef, programs: list[tuple[Program, Regions]]) -> tuple[list[int], int]:
+    """For programs run one after the other (with the regions that move each to the whole
+    kernel's tensors): how far each one's own area (``own_area``) moves so that the areas lie
+    one after the other from address 0, and the page where the last ends."""
+    shifts, at = [], 0
+    for prog, moving in programs:
+        lo, hi = own_area(target, prog, moving)
+        shifts.append(at - lo)
+        at += page(hi - lo)
+    return shifts, at
 
 
 def hbm_end(target: TargetDef, prog: Program) -> int:

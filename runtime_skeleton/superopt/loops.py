@@ -22,7 +22,7 @@ from ..layout import byte_size
 from ..sim.machine import SimError, checked
 from ..sim.program import ConcreteInstr, ConstData, Loop, Program, TensorDecl
 from ..target import TargetDef
-from .addressing import hbm_slices, moved, own_area, page, region_of
+from .addressing import hbm_slices, moved, page, region_of, stacked
 from .double_buffer import double_buffered
 from .reuse import reused
 from .strip import OUTPUT, NotTileable, Placement
@@ -56,11 +56,7 @@ def looped_programs(target: TargetDef, loops: tuple[tuple[str, int], ...], piece
 
     Each piece's constants and HBM scratch move up past the previous piece's (every
     iteration reuses them), and the whole kernel's tensors go above everything."""
-    shifts, at = [], 0
-    for piece in pieces:
-        lo, hi = own_area(target, piece.program, _regions(piece))
-        shifts.append(at - lo)
-        at += page(hi - lo)
+    shifts, at = stacked(target, [(piece.program, _regions(piece)) for piece in pieces])
     bases = []
     for t in list(input_types) + [output_type]:
         bases.append(at)

@@ -22,7 +22,7 @@ from ..ir.types import TensorType
 from ..layout import byte_size
 from ..sim.program import ConcreteInstr, ConstData, Item, Loop, Program, TensorDecl
 from ..target import TargetDef
-from .addressing import Terms, corner_slices, moved, own_area, page, region_of
+from .addressing import Terms, corner_slices, moved, page, region_of, stacked
 from .loops import check_program
 from .strip import NotTileable
 
@@ -97,11 +97,9 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
 
 def sequenced(target: TargetDef, plan: Plan, programs: list[Program]) -> Program:
     """The parts' programs one after the other as one program over the plan's tensors."""
-    shifts, at = [], 0
-    for prog in programs:  # each part's constants and scratch, one part after the other
-        lo, hi = own_area(target, prog, [(d.offset, byte_size(d.type), d) for d in prog.inputs + prog.outputs])
-        shifts.append(at - lo)
-        at += page(hi - lo)
+    # each part's constants and scratch, one part after the other; its tensors move to the plan's
+    shifts, at = stacked(target, [(prog, [(d.offset, byte_size(d.type), d) for d in prog.inputs + prog.outputs])
+                                  for prog in programs])
     bases = []
     for t in plan.types:
         bases.append(at)
