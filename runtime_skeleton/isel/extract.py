@@ -419,11 +419,22 @@ class Extractor:
 
     def _realize_all(self, reqs: list[Req], assign: dict[Req, Choice], path: set[Req], count: int,
                      max_nodes: int, bound: dict[Req, int]) -> Iterator[tuple[dict[Req, Choice], int]]:
+        """Every joint realization of ``reqs``, backtracking over them in order. An explicit
+        stack of the operands' generators, not recursion along the list: a concatenate of a
+        few hundred rows would nest a generator per operand, past Python's recursion limit."""
         if not reqs:
             yield assign, count
             return
-        for assign, count in self._realize(reqs[0], assign, path, count, max_nodes, bound):
-            yield from self._realize_all(reqs[1:], assign, path, count, max_nodes, bound)
+        stack = [self._realize(reqs[0], assign, path, count, max_nodes, bound)]
+        while stack:
+            found = next(stack[-1], None)
+            if found is None:  # this operand has no more choices: back to the one before
+                stack.pop()
+            elif len(stack) == len(reqs):
+                yield found
+            else:
+                a, c = found
+                stack.append(self._realize(reqs[len(stack)], a, path, c, max_nodes, bound))
 
     def _realize(self, req: Req, assign: dict[Req, Choice], path: set[Req], count: int, max_nodes: int,
                  bound: dict[Req, int]) -> Iterator[tuple[dict[Req, Choice], int]]:
