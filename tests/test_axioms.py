@@ -472,6 +472,10 @@ cases("reduce-unit-float")(lambda: [reduce(P(0, "f32", 1, 6), zero("f32"), (0,))
 cases("dot-identity")(lambda: [P(0, "s32", 3, 5), P(0, "u8", 4, 4), tr(P(0, "s8", 7, 1), 1, 0)])
 cases("convert-as-dot")(lambda: [cv(P(0, "s8", 16, 16), "s32"), cv(P(0, "u8", 3, 5), "s32"),
                                  cv(P(0, "s16", 4, 7), "s64")])
+cases("constant-narrow")(lambda: [M.constant(-np.eye(4, dtype=np.int64), DTYPES["s32"]),
+                                  M.constant(np.arange(6).reshape(2, 3) * 50, DTYPES["s32"]),
+                                  M.constant(np.array([1, 300, 7]), DTYPES["u32"]),
+                                  M.constant(np.array([[0, 1], [1, 0]]), DTYPES["s16"])])
 cases("dot-identity-float")(lambda: [P(0, "f32", 3, 5), P(0, "bf16", 4, 2), rs(P(0, "f16", 6), 2, 3)])
 cases("reduce-as-dot")(lambda: [reduce(P(0, "s32", 4, 5), zero("s32"), (1,)),
                                 reduce(P(0, "s8", 3, 6), zero("s8"), (0,)),
@@ -895,6 +899,8 @@ NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
     ("concat-zero-elementwise", lambda: cat(0, op("add", P(0, "s32", 2), P(1, "s32", 2)), const(1, "s32", 3))),
     ("reduce-as-dot", lambda: reduce(P(0, "s32", 4, 6), zero("s32", 1), (1,))),
     ("reduce-as-dot", lambda: reduce(P(0, "s32", 4, 6), zero("s32"), (1,), "maximum")),
+    ("constant-narrow", lambda: M.constant(np.array([1, -200]), DTYPES["s16"])),  # needs all 16 bits
+    ("constant-narrow", lambda: M.constant(np.ones((2, 3)), DTYPES["s8"])),  # nothing narrower
     ("dot-identity", lambda: P(0, "f32", 3, 4)),
     ("dot-identity", lambda: P(0, "s32", 3, 4, 2)),
     ("dot-fold-transpose-rhs", lambda: dot(P(0, "f32", 3, 4), tr(P(1, "f32", 4, 2, 5), 0, 2, 1))),  # free dims swap

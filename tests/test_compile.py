@@ -42,6 +42,18 @@ def test_gemmini_add_uses_the_constant_section():
     assert len(res.program.consts) == 1 and len(res.program.consts[0].data) == 256  # eye(16) as int8
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["negate", "reverse_columns", "column_sums"])
+def test_gemmini_constant_kernels_are_one_matmul(name):
+    """Negation, reversal and column sums on Gemmini: one matmul with an int8 constant
+    (-I, J, a row of ones) from the constant section, instead of a loop over rows or none."""
+    from test_isel import CONSTANT_KERNELS
+
+    res = compile_hlo(target("gemmini"), CONSTANT_KERNELS[name], deterministic=True, timeout=20.0)
+    assert verify(target("gemmini"), res, seeds=(0, 1, 2)) == []
+    assert len(res.program.consts) == 1 and res.program.executed() == 5
+
+
 def test_generated_package_api_from_text():
     from generated.gemmini import compile_hlo as gemmini_compile, verify as gemmini_verify
 

@@ -713,6 +713,24 @@ def convert_noop(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield Class(node.children[0])
 
 
+@axiom("constant-narrow", {"constant"}, {"convert", "constant"})
+def constant_narrow(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """An integer constant = convert(the same values in the narrowest signed, and the
+    narrowest unsigned, integer type that holds them all): how a matmul unit with 8-bit
+    operands reads the -I, J and ones the matmul rules build in the result's type."""
+    t = node.type
+    arr = node.attrs["literal"].array
+    if not t.dtype.is_int or t.rank == 0 or not arr.size:
+        return
+    lo, hi = int(arr.min()), int(arr.max())
+    for signed in (True, False):
+        fits = [d for d in DTYPES.values() if d.is_int and d.is_signed == signed and d.bits < t.dtype.bits
+                and np.iinfo(d.np).min <= lo and hi <= np.iinfo(d.np).max]
+        if fits:
+            mk = Make(view)
+            yield mk.convert(mk.constant(arr, min(fits, key=lambda d: d.bits)), t.dtype)
+
+
 # Declared as producing nothing: a literal is no operator (it lives in the constant section,
 # like the glue rules_for_ops discounts), and the rule only removes one, so every target keeps it.
 @axiom("elementwise-of-constants", ELEMENTWISE, (), watch_operands=1)
@@ -1155,14 +1173,22 @@ def _reduce_as_dot(view: View, node: ENode, ints: bool) -> Iterator[Arg]:
         return
     mk = Make(view)
     x = Class(node.children[0])
-    n = mk.type(x).shape[dims[0]]
-    if mk.type(x).dtype == dt and _small(n):
+    shape = mk.type(x).shape
+    n = shape[dims[0]]
+    if mk.type(x).dtype != dt or not _small(n):
+        return
+    if len(shape) == 2:  # a matmul with a row or a column of ones: ones[1, m]·x sums the columns
+        ones = mk.constant(np.ones((1, n) if dims[0] == 0 else (n, 1), np.int64), dt)
+        yield mk.reshape(mk.dot(ones, x, dt, (1,), (0,)) if dims[0] == 0 else mk.dot(x, ones, dt, (1,), (0,)),
+                         node.type.shape)
+    else:
         yield mk.dot(x, mk.constant(np.ones(n, np.int64), dt), dt, dims, (0,))
 
 
 @axiom("reduce-as-dot", {"reduce"}, {"dot", "constant"}, expansive=True)
 def reduce_as_dot(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
-    """reduce_add(x, 0) over one dim d = dot(x, ones[n_d]) contracting d, for integers."""
+    """reduce_add(x, 0) over one dim d = dot(x, ones[n_d]) contracting d, for integers (a 2-D x:
+    reshape(ones[1, m]·x) or reshape(x·ones[n, 1]))."""
     yield from _reduce_as_dot(view, node, ints=True)
 
 
