@@ -174,9 +174,10 @@ def _phase1_pieces(tname, module, timeout):
     from unittest import mock
 
     import runtime_skeleton.compile as compile_
-    import runtime_skeleton.superopt.outputs  # noqa: F401  (callers of compile_direct, loaded before
-    import runtime_skeleton.superopt.tiled  # noqa: F401  the search below)
     from runtime_skeleton.hlo.printer import print_module
+
+    for caller in ("outputs", "tiled"):  # modules calling compile_direct: loaded before they are patched
+        importlib.import_module(f"runtime_skeleton.superopt.{caller}")
 
     real, pieces = compile_.compile_direct, {}
 
