@@ -32,7 +32,7 @@ every ``<op>-split``, add-comm, multiply-comm, maximum-comm, minimum-comm,
 and-comm, or-comm, xor-comm, maximum-idem, minimum-idem, maximum-absorb, minimum-absorb, maximum-as-clamp,
 minimum-as-clamp, clamp-as-minmax, clamp-clamp, subtract-as-add-negate, negate-negate,
 add-zero, multiply-one, multiply-negone, negate-as-multiply, multiply-pow2-shift,
-divide-pow2-shift, convert-convert (all integer type chains), convert-int-of-bitcast,
+divide-pow2-shift, convert-convert (all integer type chains), constant-narrow, convert-int-of-bitcast,
 minimum-nonnegative-unsigned, convert-clamped-float-via-int (f16 and f32 into s8 and u8), copy-intro and
 copy-elim; and the layout axioms slice-bitcast-convert, slice-reshape-strided
 (strided, whole-row and one-row windows), slice-reshape (a split and a merge group),
@@ -783,6 +783,24 @@ def _convert_convert() -> list[z3.BoolRef]:
     """Every integer chain the rule accepts (convert_chain_exact) is an identity."""
     return [convert_chain_claim(a, b, c) for a, b, c in itertools.product(INT_TYPES, repeat=3)
             if convert_chain_exact(a, b, c)]
+
+
+@proves("constant-narrow")
+def _constant_narrow() -> list[z3.BoolRef]:
+    """A value of T within the range of a narrower integer type D (what the rule checks
+    of every element) comes back unchanged from D: convert(convert(x, D), T) = x."""
+    claims = []
+    for t, d in itertools.product(INT_TYPES, repeat=2):
+        if d.bits >= t.bits:
+            continue
+        x = z3.BitVec(f"x{next(_fresh)}", t.bits)
+        info = np.iinfo(d.np)
+        if t.is_signed:
+            inside = z3.And(info.min <= x, x <= info.max)
+        else:
+            inside = z3.ULE(x, z3.BitVecVal(info.max, t.bits))
+        claims.append(z3.Implies(inside, convert_bv(convert_bv(x, t, d), d, t) == x))
+    return claims
 
 
 def float_to_int_bv(x: z3.FPRef, dst: DType) -> z3.BitVecRef:
