@@ -247,7 +247,9 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
     comp.add_argument("--verify", action="store_true",
                       help="run the program on the simulator against the reference interpreter; fail on mismatch")
     comp.add_argument("--deterministic", action="store_true",
-                      help="byte-identical output on every run (one CP-SAT worker, fixed seed)")
+                      help="byte-identical output on every run for a straight-line program (one CP-SAT worker, "
+                           "fixed seed, patience counted in work); the search over loop nests, outputs and "
+                           "stages still shares its time by the clock")
     comp.add_argument("--timeout", type=at_least(float, 0, strict=True), default=60.0,
                       help="seconds for the whole compilation (default 60)")
     comp.add_argument("--patience", type=at_least(float, 0), default=2.0, metavar="N",
