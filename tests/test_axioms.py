@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+import z3
 
 from runtime_skeleton.hlo import parse_module
 from runtime_skeleton.ir.attrs import PadDim, SliceDim
@@ -1140,6 +1141,21 @@ def test_z3_encodings_catch_wrong_rules():
                                         proofs.transpose(x, proofs.compose_perm(q, p)), facts))
     # x + (+0) = x fails at x = -0: why add-zero-float is inexact
     assert proofs.add_positive_zero_counterexample() is not None
+
+
+def test_z3_dot_encoding_catches_wrong_splits():
+    """The dot encoding (an uninterpreted function of the contracted vectors) refutes the
+    halves in the wrong order, a contraction split as if it were a free dimension, and b
+    contracted along the other dimension without its transpose."""
+    a, b, _, _, facts = proofs._dot_operands(2, 1, 2, 0, ())
+    (p,) = proofs.ints("p", 1)
+    for d, order in ((0, (1, 0)), (1, (0, 1))):
+        halves = proofs._halves_at(a, d, p)
+        rhs = proofs.concat([proofs.dot(proofs.slice_(a, halves[k]), b, 1, 0) for k in order], 0)
+        ok = z3.And(proofs.slice_ok(a, halves[0]), proofs.slice_ok(a, halves[1]))
+        assert not proofs.valid(proofs.same(proofs.dot(a, b, 1, 0), rhs, facts + [0 < p, p < a.shape[d]], ok))
+    a, b, _, _, facts = proofs._dot_operands(2, 1, 2, 1, ())
+    assert not proofs.valid(proofs.same(proofs.dot(a, b, 1, 1), proofs.dot(a, b, 1, 0), facts))
 
 
 def test_convert_chain_precondition_is_exact_for_integers():

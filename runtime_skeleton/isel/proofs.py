@@ -39,7 +39,12 @@ copy-elim; and the layout axioms slice-bitcast-convert, slice-reshape-strided
 bitcast-convert-concat, reshape-concat (row blocks to 1-D, column blocks to [R, 2, K]),
 transpose-concat, transpose-squeeze, transpose-reshape, bitcast-convert-splat (bytes) and
 concat-strided-store (two column blocks), with bitcast-convert modelled per byte.
-Not proved here (checked numerically only): dots, reductions, the identity
+The dot rules dot-split-lhs, dot-split-rhs, dot-split-batch (with and without batch
+dimensions, either contracting dimension), dot-rhs-transpose and dot-lhs-transpose are
+proved with a dot's element as an uninterpreted function of the two contracted vectors
+(z3 arrays) and their length: every dot, integer or float, is one such function.
+Not proved here (checked numerically only): the splits of a contraction and the other
+dot rules (they need the sum's algebra), reductions, the identity
 matmuls, reshape/bitcast chains, transpose-as-reshape, broadcast-squeeze, broadcast-as-reshape
 and the outer products (dot-outer-product*). elementwise-of-constants needs no proof: its
 right-hand side is the reference interpreter's value of its left-hand side.
@@ -56,7 +61,7 @@ import z3
 from ..ir.dtypes import DTYPES, DType
 from .axioms import (
     COMMUTATIVE, ELEMENTWISE, compose_broadcast_dims, compose_perm, compose_reverse, compose_slice_dim,
-    convert_chain_exact, transpose_of_broadcast, unpermute_slice,
+    convert_chain_exact, free_dims, transpose_of_broadcast, unpermute_slice,
 )
 from .layout_axioms import squeeze_perm
 
@@ -547,6 +552,118 @@ def _split_claims() -> list[z3.BoolRef]:
 
 
 proves(*(f"{op}-split" for op in sorted(ELEMENTWISE)))(_split_claims)
+
+
+# A dot's element depends only on the two contracted vectors and their length (the sum of
+# their products is one such function), so a claim proved for an uninterpreted DOT holds for
+# every dot, integer or float, whatever its order of summation.
+_VECTOR = z3.ArraySort(z3.IntSort(), Elem)
+DOT = z3.Function("dot", _VECTOR, _VECTOR, z3.IntSort(), Elem)
+
+
+def dot(a: Sym, b: Sym, lc: int, rc: int, lb: Sequence[int] = (), rb: Sequence[int] = ()) -> Sym:
+    """XLA dot with one contracting dimension: batch dims, then a's free dims, then b's."""
+    fa, fb = free_dims(len(a.shape), lb, (lc,)), free_dims(len(b.shape), rb, (rc,))
+
+    def vector(x: Sym, batch: Sequence[int], free: Sequence[int], c: int, ib, ifree):
+        def index(k):
+            at = [None] * len(x.shape)
+            for d, v in list(zip(batch, ib)) + list(zip(free, ifree)) + [(c, k)]:
+                at[d] = v
+            return at
+        k = z3.Int(f"k{next(_fresh)}")
+        return z3.Lambda([k], x.at(*index(k)))
+
+    def at(*i):
+        ib, ia, ja = i[:len(lb)], i[len(lb):len(lb) + len(fa)], i[len(lb) + len(fa):]
+        return DOT(vector(a, lb, fa, lc, ib, ia), vector(b, rb, fb, rc, ib, ja), a.shape[lc])
+
+    shape = [a.shape[d] for d in lb] + [a.shape[d] for d in fa] + [b.shape[d] for d in fb]
+    return Sym(tuple(shape), at)
+
+
+def dot_ok(a: Sym, b: Sym, lc: int, rc: int, lb: Sequence[int] = (), rb: Sequence[int] = ()) -> z3.BoolRef:
+    return z3.And([a.shape[lc] == b.shape[rc]] + [a.shape[x] == b.shape[y] for x, y in zip(lb, rb)])
+
+
+def _halves_at(x: Sym, d: int, p) -> tuple[list[Spec], list[Spec]]:
+    lo = [(0, 1, p) if k == d else (0, 1, n) for k, n in enumerate(x.shape)]
+    hi = [(p, 1, x.shape[d] - p) if k == d else (0, 1, n) for k, n in enumerate(x.shape)]
+    return lo, hi
+
+
+# (lhs rank, lhs contracting dim, rhs rank, rhs contracting dim, batch dims): the forms claimed
+_DOT_FORMS = [(2, 1, 2, 0, ()), (2, 0, 2, 0, ()), (2, 1, 2, 1, ()), (3, 2, 3, 1, ((0, 0),)),
+              (3, 1, 2, 0, ())]
+
+
+def _dot_operands(ra: int, lc: int, rb_: int, rc: int, batch) -> tuple[Sym, Sym, tuple, tuple, list]:
+    a, fa = tensor("a", ra)
+    b, fb = tensor("b", rb_)
+    lb, rb = tuple(x for x, _ in batch), tuple(y for _, y in batch)
+    return a, b, lb, rb, fa + fb + [dot_ok(a, b, lc, rc, lb, rb)]
+
+
+@proves("dot-split-lhs")
+def _dot_split_lhs() -> list[z3.BoolRef]:
+    """dot(a, b) = concat(dot(a[:p], b), dot(a[p:], b)) along each free dimension of a."""
+    claims = []
+    for ra, lc, rb_, rc, batch in _DOT_FORMS:
+        a, b, lb, rb, facts = _dot_operands(ra, lc, rb_, rc, batch)
+        for i, d in enumerate(free_dims(ra, lb, (lc,))):
+            (p,) = ints("p", 1)
+            lo, hi = _halves_at(a, d, p)
+            rhs = concat([dot(slice_(a, s), b, lc, rc, lb, rb) for s in (lo, hi)], len(lb) + i)
+            claims.append(same(dot(a, b, lc, rc, lb, rb), rhs, facts + [0 < p, p < a.shape[d]],
+                               z3.And(slice_ok(a, lo), slice_ok(a, hi))))
+    return claims
+
+
+@proves("dot-split-rhs")
+def _dot_split_rhs() -> list[z3.BoolRef]:
+    """dot(a, b) = concat(dot(a, b[.., :p]), dot(a, b[.., p:])) along each free dimension of b."""
+    claims = []
+    for ra, lc, rb_, rc, batch in _DOT_FORMS:
+        a, b, lb, rb, facts = _dot_operands(ra, lc, rb_, rc, batch)
+        base = len(lb) + len(free_dims(ra, lb, (lc,)))
+        for i, d in enumerate(free_dims(rb_, rb, (rc,))):
+            (p,) = ints("p", 1)
+            lo, hi = _halves_at(b, d, p)
+            rhs = concat([dot(a, slice_(b, s), lc, rc, lb, rb) for s in (lo, hi)], base + i)
+            claims.append(same(dot(a, b, lc, rc, lb, rb), rhs, facts + [0 < p, p < b.shape[d]],
+                               z3.And(slice_ok(b, lo), slice_ok(b, hi))))
+    return claims
+
+
+@proves("dot-split-batch")
+def _dot_split_batch() -> list[z3.BoolRef]:
+    """dot(a, b) = concat(dot(a[:p], b[:p]), dot(a[p:], b[p:])) along a batch dimension."""
+    a, b, lb, rb, facts = _dot_operands(3, 2, 3, 1, ((0, 0),))
+    (p,) = ints("p", 1)
+    (alo, ahi), (blo, bhi) = _halves_at(a, 0, p), _halves_at(b, 0, p)
+    rhs = concat([dot(slice_(a, x), slice_(b, y), 2, 1, lb, rb) for x, y in ((alo, blo), (ahi, bhi))], 0)
+    ok = z3.And([slice_ok(a, alo), slice_ok(a, ahi), slice_ok(b, blo), slice_ok(b, bhi)])
+    return [same(dot(a, b, 2, 1, lb, rb), rhs, facts + [0 < p, p < a.shape[0]], ok)]
+
+
+@proves("dot-rhs-transpose")
+def _dot_rhs_transpose() -> list[z3.BoolRef]:
+    """dot(a, b) contracting b's dim 1 = dot(a, transpose(b)) contracting its dim 0."""
+    claims = []
+    for lc in (0, 1):
+        a, b, lb, rb, facts = _dot_operands(2, lc, 2, 1, ())
+        claims.append(same(dot(a, b, lc, 1), dot(a, transpose(b, (1, 0)), lc, 0), facts))
+    return claims
+
+
+@proves("dot-lhs-transpose")
+def _dot_lhs_transpose() -> list[z3.BoolRef]:
+    """dot(a, b) contracting a's dim 0 = dot(transpose(a), b) contracting its dim 1."""
+    claims = []
+    for rc in (0, 1):
+        a, b, lb, rb, facts = _dot_operands(2, 0, 2, rc, ())
+        claims.append(same(dot(a, b, 0, rc), dot(transpose(a, (1, 0)), b, 1, rc), facts))
+    return claims
 
 
 @proves("copy-intro", "copy-elim")
