@@ -122,8 +122,12 @@ class Literal:
             and self.array.tobytes() == other.array.tobytes()
         )
 
-    def __hash__(self) -> int:
-        return hash((self.dtype, self.array.shape, self.array.tobytes()))
+    def __hash__(self) -> int:  # cached: phase 1 hashes the rules' constants (eye(64): 4 KB) again and again
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.dtype, self.array.shape, self.array.tobytes()))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     def __repr__(self) -> str:
         return f"Literal({self.dtype.name}{list(self.array.shape)}, {self.array.tolist()!r})"

@@ -42,6 +42,7 @@ elements.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -1133,11 +1134,26 @@ def _small(*shape: int) -> bool:
     return int(np.prod(shape)) <= MAX_CONSTANT_ELEMENTS
 
 
+_MATRICES: dict[str, Callable[[tuple[int, ...]], np.ndarray]] = {
+    "eye": lambda s: np.eye(s[0], dtype=np.int64),
+    "neg_eye": lambda s: -np.eye(s[0], dtype=np.int64),
+    "flip": lambda s: np.eye(s[0], dtype=np.int64)[::-1],  # J, the anti-diagonal
+    "ones": lambda s: np.ones(s, np.int64),
+}
+
+
+@functools.cache
+def matrix(kind: str, shape: tuple[int, ...], dtype: DType) -> Term:
+    """A constant the matmul rules build (``_MATRICES``), made once per shape and type: the
+    identity rules ask for eye(64) at every tile class."""
+    return Make(View({})).constant(_MATRICES[kind](shape), dtype)
+
+
 def _eye_dot(view: View, c: ClassId, node: ENode, ints: bool) -> Iterator[Arg]:
     t = node.type
     if t.rank == 2 and (t.dtype.is_int if ints else t.dtype.is_float) and _small(t.shape[1], t.shape[1]):
         mk = Make(view)
-        yield mk.dot(Class(c), mk.constant(np.eye(t.shape[1], dtype=np.int64), t.dtype), t.dtype, (1,), (0,))
+        yield mk.dot(Class(c), matrix("eye", (t.shape[1],) * 2, t.dtype), t.dtype, (1,), (0,))
 
 
 @axiom("dot-identity", VALUE_ROOTS, {"dot", "constant"}, expansive=True)
@@ -1161,7 +1177,7 @@ def convert_as_dot(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     if (x.rank == 2 and x.dtype.is_int and t.dtype.is_int and t.dtype.bits >= x.dtype.bits
             and (t.dtype.is_signed or not x.dtype.is_signed) and _small(x.shape[1], x.shape[1])):
         mk = Make(view)
-        eye = mk.constant(np.eye(x.shape[1], dtype=np.int64), x.dtype)
+        eye = matrix("eye", (x.shape[1],) * 2, x.dtype)
         yield mk.dot(Class(node.children[0]), eye, t.dtype, (1,), (0,))
 
 
@@ -1178,11 +1194,11 @@ def _reduce_as_dot(view: View, node: ENode, ints: bool) -> Iterator[Arg]:
     if mk.type(x).dtype != dt or not _small(n):
         return
     if len(shape) == 2:  # a matmul with a row or a column of ones: ones[1, m]·x sums the columns
-        ones = mk.constant(np.ones((1, n) if dims[0] == 0 else (n, 1), np.int64), dt)
+        ones = matrix("ones", (1, n) if dims[0] == 0 else (n, 1), dt)
         yield mk.reshape(mk.dot(ones, x, dt, (1,), (0,)) if dims[0] == 0 else mk.dot(x, ones, dt, (1,), (0,)),
                          node.type.shape)
     else:
-        yield mk.dot(x, mk.constant(np.ones(n, np.int64), dt), dt, dims, (0,))
+        yield mk.dot(x, matrix("ones", (n,), dt), dt, dims, (0,))
 
 
 @axiom("reduce-as-dot", {"reduce"}, {"dot", "constant"}, expansive=True)
@@ -1198,28 +1214,24 @@ def reduce_as_dot_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     yield from _reduce_as_dot(view, node, ints=False)
 
 
-def _matrix_dot(view: View, node: ENode, ints: bool, matrix) -> Iterator[Arg]:
-    """x op = dot(x, M) for 2-D x of the right kind, M = matrix(n) (n = columns)."""
+def _matrix_dot(view: View, node: ENode, ints: bool, kind: str) -> Iterator[Arg]:
+    """x op = dot(x, M) for 2-D x of the right kind, M the n x n matrix of ``kind`` (n = columns)."""
     t = node.type
     if t.rank == 2 and (t.dtype.is_int if ints else t.dtype.is_float) and _small(t.shape[1], t.shape[1]):
         mk = Make(view)
-        yield mk.dot(Class(node.children[0]), mk.constant(matrix(t.shape[1]), t.dtype), t.dtype, (1,), (0,))
-
-
-def _neg_eye(n: int) -> np.ndarray:
-    return -np.eye(n, dtype=np.int64)
+        yield mk.dot(Class(node.children[0]), matrix(kind, (t.shape[1],) * 2, t.dtype), t.dtype, (1,), (0,))
 
 
 @axiom("negate-as-dot", {"negate"}, {"dot", "constant"}, expansive=True)
 def negate_as_dot(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """negate(x) = dot(x, -I) for 2-D integer x (wrapping: -INT_MIN = INT_MIN either way)."""
-    yield from _matrix_dot(view, node, True, _neg_eye)
+    yield from _matrix_dot(view, node, True, "neg_eye")
 
 
 @axiom("negate-as-dot-float", {"negate"}, {"dot", "constant"}, exact=False, expansive=True)
 def negate_as_dot_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """negate(x) ≈ dot(x, -I) for 2-D float x (zero signs and inf/NaN differ as in dot-identity-float)."""
-    yield from _matrix_dot(view, node, False, _neg_eye)
+    yield from _matrix_dot(view, node, False, "neg_eye")
 
 
 def _reverse_dot(view: View, node: ENode, ints: bool) -> Iterator[Arg]:
@@ -1230,9 +1242,9 @@ def _reverse_dot(view: View, node: ENode, ints: bool) -> Iterator[Arg]:
     mk = Make(view)
     x: Arg = Class(node.children[0])
     if 0 in dims:  # J_m · x reverses the rows
-        x = mk.dot(mk.constant(np.eye(t.shape[0], dtype=np.int64)[::-1], t.dtype), x, t.dtype, (1,), (0,))
+        x = mk.dot(matrix("flip", (t.shape[0],) * 2, t.dtype), x, t.dtype, (1,), (0,))
     if 1 in dims:  # x · J_n reverses the columns
-        x = mk.dot(x, mk.constant(np.eye(t.shape[1], dtype=np.int64)[::-1], t.dtype), t.dtype, (1,), (0,))
+        x = mk.dot(x, matrix("flip", (t.shape[1],) * 2, t.dtype), t.dtype, (1,), (0,))
     yield x
 
 
@@ -1260,10 +1272,10 @@ def _broadcast_dot(view: View, node: ENode, ints: bool) -> Iterator[Arg]:
     mk = Make(view)
     if dims == (0,):  # v[n] -> [n, m]: v as a column times a row of ones
         col = mk.reshape(Class(v), (t.shape[0], 1))
-        yield mk.dot(col, mk.constant(np.ones((1, t.shape[1]), np.int64), t.dtype), t.dtype, (1,), (0,))
+        yield mk.dot(col, matrix("ones", (1, t.shape[1]), t.dtype), t.dtype, (1,), (0,))
     else:  # v[m] -> [n, m]: a column of ones times v as a row
         row = mk.reshape(Class(v), (1, t.shape[1]))
-        yield mk.dot(mk.constant(np.ones((t.shape[0], 1), np.int64), t.dtype), row, t.dtype, (1,), (0,))
+        yield mk.dot(matrix("ones", (t.shape[0], 1), t.dtype), row, t.dtype, (1,), (0,))
 
 
 @axiom("broadcast-as-dot", {"broadcast"}, {"dot", "constant", "reshape"}, expansive=True)
