@@ -308,6 +308,21 @@ def _ancestors(g, i):
     return out
 
 
+def test_matches_with_impossible_attributes_are_pruned():
+    """A partial match setting an attribute outside its range, or to two values, is dropped
+    before the descent below it (the solver would refute it at the end); others stay."""
+    from runtime_skeleton.isel.isa_rules import _Fact, _plausible, isa_rules
+
+    _, patterns = isa_rules(target("amx"))
+    p = next(q for q in patterns if q.ins.name == "tilestored")
+    rows, colsb = p.alpha["rows"], p.alpha["colsb"]
+    assert _plausible(p, [_Fact(rows, 16), _Fact(colsb, 64), _Fact(rows, 16)], 0)
+    assert not _plausible(p, [_Fact(rows, 32)], 0)  # rows <= TROWS = 16
+    assert not _plausible(p, [_Fact(colsb, 64), _Fact(colsb, 4096)], 1)
+    assert not _plausible(p, [_Fact(rows, 4), _Fact(colsb, 8), _Fact(rows, 8)], 2)
+    assert _plausible(p, [_Fact(rows * 64, 4096)], 0)  # not one attribute alone: left to the solver
+
+
 def test_accumulators_start_from_zero_only_where_needed():
     """AMX's matmuls always accumulate, so tdpbusd also computes a plain product from a zeroed
     tile; Gemmini's compute_ws computes it without, so compute_ws_acc and compute_os do not.

@@ -83,6 +83,8 @@ class Pattern:
     zskips: dict[int, list] = field(default_factory=dict)  # zero-accumulator skips of each node, cached
     plain: frozenset = frozenset()  # structures of all the target's instructions (see _zero_skips)
     extents: dict[tuple, tuple[int, ...]] = field(default_factory=dict)  # (node, α) -> its shape at α, cached
+    # id of an attribute's z3 variable in ``alpha`` (the object the pattern's shapes hold) -> its range
+    ranges: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 def compile_pattern(target: TargetDef, ins: type[InstructionDef]) -> Pattern:
@@ -107,7 +109,9 @@ def compile_pattern(target: TargetDef, ins: type[InstructionDef]) -> Pattern:
     for n in nodes:
         for k in n.children:
             users[k] += 1
-    return Pattern(ins, alpha, nodes, index[comp.root], ops, onchip, tuple(users))
+    ranges = {id(alpha[d.name]): (d.lo, d.hi) for d in ins.attrs()
+              if d.name in alpha and isinstance(d.lo, int) and isinstance(d.hi, int)}
+    return Pattern(ins, alpha, nodes, index[comp.root], ops, onchip, tuple(users), ranges=ranges)
 
 
 def _pattern_attrs(module: Module, inst: Instruction) -> tuple[tuple[str, Any], ...]:
@@ -182,6 +186,23 @@ def _unify(sym: Any, val: Any, eqs: list) -> bool:
     return sym == val
 
 
+def _plausible(p: Pattern, eqs: list, start: int) -> bool:
+    """Whether the facts from ``start`` on may hold with the earlier ones, as far as each that
+    sets an attribute to a value says: inside its range, and no other value set before. The
+    solver refutes such matches at the end anyway; most failed matches of a tile store
+    fail so (rows = 32, two values of colsb), and pruning them here saves the descent below."""
+    for k in range(start, len(eqs)):
+        e = eqs[k]
+        bounds = p.ranges.get(id(e.expr)) if e.value is not None else None
+        if bounds is None:
+            continue
+        if not bounds[0] <= e.value <= bounds[1]:
+            return False
+        if any(f.expr is e.expr and f.value != e.value for f in eqs[:k]):
+            return False
+    return True
+
+
 def _match(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterator[_Match]:
     """Bindings under which pattern node ``i`` computes class ``c``."""
     pn = p.nodes[i]
@@ -196,13 +217,14 @@ def _match(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterator[_M
         nm = _copy(m)
         nm.eqs += skip.facts
         nm.nodes[i] = c  # an identity: its value is its operand's
-        yield from _match(p, skip.child, c, view, nm)
+        if _plausible(p, nm.eqs, len(m.eqs)):
+            yield from _match(p, skip.child, c, view, nm)
     t = view.type(c)
     if t.dtype.name != pn.dtype or len(t.shape) != len(pn.shape):
         return
     if pn.param is not None:
         eqs = list(m.eqs)
-        if not _unify(pn.shape, t.shape, eqs):
+        if not _unify(pn.shape, t.shape, eqs) or not _plausible(p, eqs, len(m.eqs)):
             return
         nm = _copy(m)
         nm.eqs, nm.params[pn.param], nm.nodes[i] = eqs, c, c
@@ -212,7 +234,7 @@ def _match(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterator[_M
         if n.op != pn.op or len(n.children) != len(pn.children):
             continue
         eqs = list(m.eqs)
-        if not _unify(pn.shape, t.shape, eqs) or not _attrs_match(pn, n, eqs):
+        if not _unify(pn.shape, t.shape, eqs) or not _attrs_match(pn, n, eqs) or not _plausible(p, eqs, len(m.eqs)):
             continue
         nm = _copy(m)
         nm.eqs, nm.nodes[i] = eqs, c
@@ -236,11 +258,13 @@ def _match_view(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterat
     if t.dtype.name != pn.dtype or len(t.shape) != len(pn.shape) or t.dtype.is_pred:
         return
     eqs = list(m.eqs)
-    if not _unify(pn.shape, t.shape, eqs):
+    if not _unify(pn.shape, t.shape, eqs) or not _plausible(p, eqs, len(m.eqs)):
         return
     closure = view_closure(view, c)
     for j, facts, passed in _view_ends(p, i):
         end = p.nodes[j]
+        if not _plausible(p, eqs + list(facts), len(eqs)):
+            continue
         bound = False
         for k in closure:
             kt = view.type(k)
@@ -292,7 +316,7 @@ def _padded_binding(p: Pattern, i: int, j: int, c: ClassId, closure: list[ClassI
         if kt.dtype.is_pred or kt.dtype.nbytes != width or kt.rank != len(end.shape):
             continue
         eqs = list(m.eqs)
-        if not _unify(end.shape, kt.shape, eqs):
+        if not _unify(end.shape, kt.shape, eqs) or not _plausible(p, eqs, len(m.eqs)):
             continue
         nm = _with(m, eqs)
         for q in passed + below:
