@@ -1156,6 +1156,11 @@ def test_z3_dot_encoding_catches_wrong_splits():
         assert not proofs.valid(proofs.same(proofs.dot(a, b, 1, 0), rhs, facts + [0 < p, p < a.shape[d]], ok))
     a, b, _, _, facts = proofs._dot_operands(2, 1, 2, 1, ())
     assert not proofs.valid(proofs.same(proofs.dot(a, b, 1, 1), proofs.dot(a, b, 1, 0), facts))
+    # folding a transpose into the dot without mapping the contracting dimension through it
+    a, b, _, _, facts = proofs._dot_operands(2, 1, 2, 0, ())
+    bt = proofs.transpose(b, (1, 0))
+    assert not proofs.valid(proofs.same(proofs.dot(a, bt, 1, 0), proofs.dot(a, b, 1, 0),
+                                        facts + [proofs.dot_ok(a, bt, 1, 0)]))
 
 
 def test_convert_chain_precondition_is_exact_for_integers():

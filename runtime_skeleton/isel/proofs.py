@@ -40,7 +40,9 @@ bitcast-convert-concat, reshape-concat (row blocks to 1-D, column blocks to [R, 
 transpose-concat, transpose-squeeze, transpose-reshape, bitcast-convert-splat (bytes) and
 concat-strided-store (two column blocks), with bitcast-convert modelled per byte.
 The dot rules dot-split-lhs, dot-split-rhs, dot-split-batch (with and without batch
-dimensions, either contracting dimension), dot-rhs-transpose and dot-lhs-transpose are
+dimensions, either contracting dimension), dot-rhs-transpose, dot-lhs-transpose,
+dot-fold-transpose-rhs and dot-fold-transpose-lhs (every permutation of a 2-D operand and
+of a 3-D one with a batch dimension) are
 proved with a dot's element as an uninterpreted function of the two contracted vectors
 (z3 arrays) and their length: every dot, integer or float, is one such function.
 Not proved here (checked numerically only): the splits of a contraction and the other
@@ -52,6 +54,7 @@ right-hand side is the reference interpreter's value of its left-hand side.
 from __future__ import annotations
 
 import itertools
+from types import SimpleNamespace
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -61,7 +64,7 @@ import z3
 from ..ir.dtypes import DTYPES, DType
 from .axioms import (
     COMMUTATIVE, ELEMENTWISE, compose_broadcast_dims, compose_perm, compose_reverse, compose_slice_dim,
-    convert_chain_exact, free_dims, transpose_of_broadcast, unpermute_slice,
+    _folded, convert_chain_exact, free_dims, transpose_of_broadcast, unpermute_slice,
 )
 from .layout_axioms import squeeze_perm
 
@@ -664,6 +667,35 @@ def _dot_lhs_transpose() -> list[z3.BoolRef]:
         a, b, lb, rb, facts = _dot_operands(2, 0, 2, rc, ())
         claims.append(same(dot(a, b, 0, rc), dot(transpose(a, (1, 0)), b, 1, rc), facts))
     return claims
+
+
+def _fold_claims(side: str) -> list[z3.BoolRef]:
+    """dot-fold-transpose-<side>: a transposed operand read through the rule's own
+    dimension mapping (``_folded``), for every permutation of a 2-D operand and of a 3-D
+    one with a batch dimension, each contracting dimension (one)."""
+    claims = []
+    for rank in (2, 3):
+        for perm, c in itertools.product(itertools.permutations(range(rank)), range(rank)):
+            for batch in ([()] if rank == 2 else [(d,) for d in range(rank) if d != c]):
+                dims = _folded(None, SimpleNamespace(attrs={"dimensions": perm}), batch, (c,))
+                if dims is None:
+                    continue
+                x, fx = tensor("x", rank)
+                other, fo = tensor("o", 2 + len(batch))
+                ob, oc = tuple(range(len(batch))), 1 + len(batch)  # the other operand: batch first, contracted last
+                t = transpose(x, perm)
+                if side == "rhs":
+                    lhs, rhs = dot(other, t, oc, c, ob, batch), dot(other, x, oc, dims[1][0], ob, dims[0])
+                    ok = dot_ok(other, t, oc, c, ob, batch)
+                else:
+                    lhs, rhs = dot(t, other, c, oc, batch, ob), dot(x, other, dims[1][0], oc, dims[0], ob)
+                    ok = dot_ok(t, other, c, oc, batch, ob)
+                claims.append(same(lhs, rhs, fx + fo + [ok]))
+    return claims
+
+
+proves("dot-fold-transpose-rhs")(lambda: _fold_claims("rhs"))
+proves("dot-fold-transpose-lhs")(lambda: _fold_claims("lhs"))
 
 
 @proves("copy-intro", "copy-elim")
