@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TypeVar
 
 from ..layout import byte_size
@@ -114,6 +114,15 @@ def with_ranges(items, ranges: Mapping[str, tuple[int, int]] | None = None):
             yield it, ranges or {}
 
 
+def accessed(target: TargetDef, prog: Program) -> Iterator[tuple[int, int]]:
+    """(start, size) of every HBM slice the program's instructions access, loops included
+    (at the corners of their ranges, where an affine address takes its extremes)."""
+    for ci, ranges in with_ranges(prog.instructions):
+        for _, found in corner_slices(target, ci, ranges):
+            for _, lo, n in found:
+                yield lo, n
+
+
 def page(n: int) -> int:
     """``n`` rounded up to whole ALIGN pages."""
     return -(-n // ALIGN) * ALIGN
@@ -125,9 +134,7 @@ def own_area(target: TargetDef, prog: Program, moving: Regions) -> tuple[int, in
     program (lo down to a page; (0, 0) when there are none). Where the regions lie does
     not matter (CP-SAT may put a tensor at the top of HBM)."""
     spans = [(c.offset, c.offset + len(c.data)) for c in prog.consts]
-    for ci, ranges in with_ranges(prog.instructions):
-        for _, found in corner_slices(target, ci, ranges):
-            spans += [(lo, lo + n) for _, lo, n in found if region_of(moving, lo, n) is None]
+    spans += [(lo, lo + n) for lo, n in accessed(target, prog) if region_of(moving, lo, n) is None]
     if not spans:
         return 0, 0
     lo = min(a for a, _ in spans)
@@ -151,6 +158,5 @@ def hbm_end(target: TargetDef, prog: Program) -> int:
     slice an instruction accesses (loops included, at the corners of their ranges)."""
     top = [d.offset + byte_size(d.type) for d in prog.inputs + prog.outputs if d.offset >= 0]
     top += [c.offset + len(c.data) for c in prog.consts]
-    for ci, ranges in with_ranges(prog.instructions):
-        top += [lo + n for _, found in corner_slices(target, ci, ranges) for _, lo, n in found]
+    top += [lo + n for lo, n in accessed(target, prog)]
     return max(top + [0])
