@@ -263,27 +263,28 @@ def _match_view(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterat
     closure = view_closure(view, c)
     for j, facts, passed in _view_ends(p, i):
         end = p.nodes[j]
-        if not _plausible(p, eqs + list(facts), len(eqs)):
+        known = eqs + list(facts)  # each match below gets its own copy
+        if not _plausible(p, known, len(eqs)):
             continue
         bound = False
         for k in closure:
             kt = view.type(k)
             if kt.dtype.name != end.dtype or len(kt.shape) != len(end.shape):
                 continue
-            nm = _with(m, eqs + list(facts))
+            nm = _with(m, list(known))
             for q in passed:  # the chain's nodes have no class of their own
                 nm.nodes[q] = c if q == i else -1 - q
             for r in _match(p, j, k, view, nm):
                 bound = True
                 yield r
         if not bound and end.param is None:
-            yield from _padded_binding(p, i, j, c, closure, view, _with(m, eqs + list(facts)), passed)
+            yield from _padded_binding(p, i, j, c, closure, view, _with(m, list(known)), passed)
         if bound or end.param is None or end.param not in p.onchip or p.users[j] != 1 or end.dtype == "pred":
             continue
         src = _view_source(view, closure, end)
         if src is not None:
             k, row_eq = src
-            nm = _with(m, eqs + list(facts) + ([] if row_eq is True else [row_eq]))
+            nm = _with(m, known + ([] if row_eq is True else [row_eq]))
             for q in passed + (j,):
                 nm.nodes[q] = c if q == i else -1 - q
             nm.views[end.param] = k
