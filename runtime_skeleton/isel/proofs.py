@@ -545,8 +545,7 @@ def _split_claims() -> list[z3.BoolRef]:
         bounds = [scalar("b") for _ in range(scalars)]
         (p,) = ints("p", 1)
         n = first.shape[d]
-        lo = [(0, 1, p) if k == d else (0, 1, first.shape[k]) for k in range(2)]
-        hi = [(p, 1, n - p) if k == d else (0, 1, first.shape[k]) for k in range(2)]
+        lo, hi = _halves_at(first, d, p)
         f = _pointwise(arrays + scalars)
         halves = [elementwise(f, *bounds, *(slice_(x, s) for x in xs)) for s in (lo, hi)]
         rhs_ok = z3.And([slice_ok(x, s) for x in xs for s in (lo, hi)])
