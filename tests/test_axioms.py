@@ -1055,6 +1055,33 @@ def test_split_recursion_reaches_aligned_tiles():
     assert eg.class_of(root) in view
 
 
+def test_saturation_stops_at_its_deadline_within_a_class():
+    """The deadline is checked per e-node: one class whose nodes each take long to match
+    (an instruction's pattern solved by z3 at each) no longer runs seconds past it."""
+    import time
+
+    from runtime_skeleton.isel.rules import rule
+
+    eg = TensorEGraph()
+    x, refs = P(0, "f32", 4), []
+    for _ in range(40):  # one class of 40 nodes (the union is not an equality, which no matter here)
+        refs.append(eg.add(op("negate", x)))
+        x = op("abs", x)
+    for r in refs[1:]:
+        eg.g.union(refs[0], r)
+    view = eg.flush()
+    assert len(view.find(eg.class_of(refs[0]), "negate")) == 40
+
+    @rule("slow", {"negate"}, {"negate"})
+    def slow(view, c, n):  # noqa: ANN001, ANN202
+        time.sleep(0.05)
+        return ()
+
+    t0 = time.perf_counter()
+    stats = run_rules(eg, [slow], iterations=1, max_nodes=10_000, deadline=t0 + 0.2)
+    assert time.perf_counter() - t0 < 0.6 and not stats.saturated
+
+
 def test_commutativity_and_copies_saturate():
     eg = TensorEGraph()
     eg.add(op("add", P(0, "f32", 3), op("multiply", P(1, "f32", 3), P(2, "f32", 3))))

@@ -128,11 +128,12 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
         budget = dict.fromkeys((r.name for r in rules), max_matches)
         out_of_time = False
         for c, nodes in view.items():
-            if deadline is not None and time.perf_counter() > deadline:
-                out_of_time = True
-                break
             fit = candidates(nodes[0].type)
             for j, n in enumerate(nodes):
+                # checked per node: the patterns of one large class can take seconds
+                if deadline is not None and time.perf_counter() > deadline:
+                    out_of_time = True
+                    break
                 signatures: dict[int, tuple] = {}  # per depth: shared by the rules watching that deep
                 for r in fit.get(n.op, []) + (fit.get(ANY, []) if j == 0 else []):
                     key = (r.name, c, n)
@@ -149,6 +150,8 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
                         eg.union(c, t)
                         budget[r.name] -= 1
                         stats.per_rule[r.name] = stats.per_rule.get(r.name, 0) + 1
+            if out_of_time:
+                break
         view = eg.flush()
         stats.iterations += 1
         stats.nodes, stats.classes = sum(len(v) for _, v in view.items()), len(list(view))
