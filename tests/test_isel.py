@@ -228,6 +228,52 @@ def test_a_pii_graph_of_two_thousand_nodes_is_enumerated():
         assert _check(sel, g, module, i) == []
 
 
+def test_the_dtype_filter_reads_deep_results():
+    """signature_filter walks a rule's result iteratively, each shared subterm once: a
+    result thousands of levels deep (or a DAG with many paths) used to exhaust Python's
+    recursion limit inside saturation."""
+    from runtime_skeleton.ir.dtypes import DTYPES
+    from runtime_skeleton.ir.types import TensorType
+    from runtime_skeleton.isel.phase1 import default_rules, signature_filter
+    from runtime_skeleton.isel.terms import Term, View
+
+    t = TensorType(DTYPES["s32"], (16,))
+    x = Term("input", t, (), {"index": 0})
+    for _ in range(5000):
+        x = Term("add", t, (x, x), {})  # 2^5000 paths, 5001 subterms
+    admit = signature_filter(default_rules(target("gemmini"))[1])
+    assert admit(View({}), x)
+    f = TensorType(DTYPES["f32"], (16, 16))
+    bad = Term("dot", f, (Term("input", f, (), {"index": 0}),) * 2,
+               {"lhs_contracting_dims": (1,), "rhs_contracting_dims": (0,)})
+    assert not admit(View({}), Term("negate", f, (bad,), {}))  # gemmini has no f32 x f32 dot
+
+
+def test_a_result_thousands_of_levels_deep_enters_the_egraph():
+    """concat-strided-store chains one store per column block: a concatenation of a
+    thousand blocks is a term thousands of levels deep, added children first."""
+    from runtime_skeleton.ir.dtypes import DTYPES
+    from runtime_skeleton.ir.types import TensorType
+    from runtime_skeleton.isel.tensor_egraph import TensorEGraph
+    from runtime_skeleton.isel.terms import Term
+
+    t = TensorType(DTYPES["s32"], (16,))
+    x = leaf = Term("input", t, (), {"index": 0})
+    for _ in range(5000):
+        x = Term("add", t, (x, leaf), {})
+    eg = TensorEGraph()
+    ref = eg.add(x)
+    view = eg.flush()
+    assert len(list(view)) == 5001 and eg.class_of(ref) in view
+
+
+def test_the_round_limit_is_named_when_it_ends_phase_1():
+    sel = InstructionSelector(target("gemmini"), parse_file(ROOT / "examples/kernels/gemm_i8.hlo"),
+                              Limits(iterations=3))
+    assert list(sel.pii_graphs()) == []
+    assert "stopped after its 3 rounds before the e-graph saturated; raise Limits.iterations" in sel.explain()
+
+
 def test_kernel_with_an_unused_input():
     from runtime_skeleton.hlo import parse_module
 

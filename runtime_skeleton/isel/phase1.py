@@ -91,15 +91,21 @@ def signature_filter(patterns: list[Pattern]) -> Admit:
     sigs = dot_signatures(patterns)
 
     def admit(view: View, t: Term | Class) -> bool:
-        if isinstance(t, Class):
-            return True
-        if t.op == "dot":
-            ty = Make(view).type
-            a, b = t.args
-            if (ty(a).dtype.name, ty(b).dtype.name, t.type.dtype.name) not in sigs and \
-                    math.prod(ty(a).shape[d] for d in dot_dims(t)[1]) != 1:  # type: ignore[arg-type]
-                return False
-        return all(admit(view, x) for x in t.args)
+        # iterative, each shared subterm once: a rule's result can be hundreds of levels deep
+        ty = Make(view).type
+        stack, seen = [t], set()
+        while stack:
+            x = stack.pop()
+            if isinstance(x, Class) or id(x) in seen:
+                continue
+            seen.add(id(x))
+            if x.op == "dot":
+                a, b = x.args
+                if (ty(a).dtype.name, ty(b).dtype.name, x.type.dtype.name) not in sigs and \
+                        math.prod(ty(a).shape[d] for d in dot_dims(x)[1]) != 1:  # type: ignore[arg-type]
+                    return False
+            stack.extend(x.args)
+        return True
 
     return admit
 
@@ -157,6 +163,7 @@ class InstructionSelector:
         self.rules = rules if rules is not None else default
         self.admit = signature_filter(patterns)
         self.stats = Phase1Stats()
+        self.timed_out = False  # the enumeration ended at Limits.timeout
         self.eg = TensorEGraph()
         self.input_types: list[TensorType] = [t for t in module.parameter_types]  # type: ignore[misc]
         for t in self.input_types:
@@ -245,6 +252,7 @@ class InstructionSelector:
                     g.output_written = self.module.output_written
                     yield g
             if time.perf_counter() > deadline:
+                self.timed_out = True
                 break
             realizable = bool(seen) or ex.realizable(self.roots)
             # Every output can be produced, but no pii graph fits Γ(k) yet (a large kernel
@@ -279,6 +287,9 @@ class InstructionSelector:
         if not st.saturated and st.nodes > lim.max_nodes:
             why += (f" (the e-graph reached its limit of {lim.max_nodes} e-nodes before saturating: the kernel"
                     f" may need more rewriting than the limits allow; raise Limits.max_nodes and the timeout)")
+        elif not st.saturated and self.stats.rounds >= lim.iterations and not self.timed_out:
+            why += (f" (phase 1 stopped after its {lim.iterations} rounds before the e-graph saturated;"
+                    f" raise Limits.iterations)")
         elif not st.saturated:
             why += f" (phase 1 stopped at its {lim.timeout:g} s limit before the e-graph saturated)"
         if ex.truncated:

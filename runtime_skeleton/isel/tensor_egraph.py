@@ -39,25 +39,36 @@ class TensorEGraph:
     def _add(self, term: Term | Class, done: dict[int, tuple]) -> tuple[int, ClassId | None]:
         """(reference, the term's class if the snapshot has it already). ``done``: the
         subterms added so far by object, so a kernel's shared values (one Term object used
-        by many) are visited once, not once per path to them."""
-        if isinstance(term, Class):
-            return self.g.class_ref(term.id), term.id
-        hit = done.get(id(term))
-        if hit is not None:
-            return hit[1]
-        kids = [self._add(a, done) for a in term.args]
+        by many) are visited once, not once per path to them. Children first, by an
+        explicit stack: a chain of strided stores is thousands of levels deep."""
+        stack: list[Term | Class] = [term]
+        while stack:
+            t = stack[-1]
+            if isinstance(t, Class) or id(t) in done:
+                stack.pop()
+                continue
+            todo = [a for a in t.args if not isinstance(a, Class) and id(a) not in done]
+            if todo:
+                stack.extend(reversed(todo))  # args[0] first, as the kernel orders them
+                continue
+            stack.pop()
+            done[id(t)] = (t, self._add_node(t, [self._added(a, done) for a in t.args]))
+        return self._added(term, done)
+
+    def _added(self, t: Term | Class, done: dict[int, tuple]) -> tuple[int, ClassId | None]:
+        return (self.g.class_ref(t.id), t.id) if isinstance(t, Class) else done[id(t)][1]
+
+    def _add_node(self, term: Term, kids: list[tuple[int, ClassId | None]]) -> tuple[int, ClassId | None]:
         key = self._key(term.type, term.attrs)
         ids = tuple(k for _, k in kids)
         if None not in ids:
             c = self._index.get((term.op, key, ids))
             if c is not None:
-                done[id(term)] = (term, (self.g.class_ref(c), c))  # the term is kept: its id stays unique
-                return self.g.class_ref(c), c
+                return self.g.class_ref(c), c  # done keeps the term: its id stays unique
         refs = tuple(r for r, _ in kids)
         ref = self._pending.get((term.op, key, refs))
         if ref is None:
             ref = self._pending[(term.op, key, refs)] = self.g.add(term.op, key, refs)
-        done[id(term)] = (term, (ref, None))
         return ref, None
 
     def union(self, c: ClassId, term: Term | Class) -> None:
