@@ -1190,6 +1190,26 @@ def test_z3_dot_encoding_catches_wrong_splits():
                                         facts + [proofs.dot_ok(a, bt, 1, 0)]))
 
 
+def test_z3_reshape_encoding_catches_wrong_rules():
+    """The row-major reshape and the unit-dimension claims refute: a transpose that moves a
+    dimension of size other than 1 taken as a reshape, a broadcast into a dimension longer
+    than 1, concat-zero-elementwise for an op that does not keep zeros, transpose-dot-swap
+    without the symmetry of DOT, and a unit batch dropped with its indices swapped."""
+    p = proofs
+    x, facts = p.tensor("x", 2)
+    assert not p.valid(p.same(p.transpose(x, (1, 0)), p.reshape(x, (x.shape[1], x.shape[0])), facts))
+    y, facts = p.tensor("y", 1)
+    (n,) = p.ints("n", 1)
+    assert not p.valid(p.same(p.broadcast(y, (n, y.shape[0]), (1,)), p.reshape(y, (1, y.shape[0])), facts + [n >= 2]))
+    assert not p.valid(p.concat_zero_claim(2, 1, True, keeps_zero=False))
+    a, b, _, _, facts = p._dot_operands(2, 1, 2, 0, ())
+    assert not p.valid(p.same(p.transpose(p.dot(a, b, 1, 0), (1, 0)), p.dot(b, a, 0, 1), facts))
+    m, k, nn = p.ints("d", 3)
+    a, fa = p.tensor("a", 3, (1, m, k))
+    wrong = p.Sym((k, m), lambda i, j: a.at(0, j, i))
+    assert not p.valid(p.same(p.reshape(a, (k, m)), wrong, fa + [m >= 2, k >= 2]))
+
+
 def test_convert_chain_precondition_is_exact_for_integers():
     """The rule accepts an integer chain iff z3 proves it (sound and complete there)."""
     for a, b, c in itertools.product(proofs.INT_TYPES, repeat=3):

@@ -39,6 +39,12 @@ copy-elim; and the layout axioms slice-bitcast-convert, slice-reshape-strided
 bitcast-convert-concat, reshape-concat (row blocks to 1-D, column blocks to [R, 2, K]),
 transpose-concat, transpose-squeeze, transpose-reshape, bitcast-convert-splat (bytes) and
 concat-strided-store (two column blocks), with bitcast-convert modelled per byte.
+Reshapes are row-major (``reshape``: the element at the same linear position): proved are
+reshape-reshape (every rank combination up to 2, and rank 3 through the steps z3 decides),
+reshape-noop, transpose-as-reshape, broadcast-as-reshape, broadcast-squeeze,
+reshape-broadcast-scalar, dot-unit-batch, pad-concat and concat-zero-elementwise (given
+op(0, 0) = 0, the rule's precondition); transpose-dot-swap given that DOT does not depend on the order of its
+two vectors.
 The dot rules dot-split-lhs, dot-split-rhs, dot-split-batch (with and without batch
 dimensions, either contracting dimension), dot-rhs-transpose, dot-lhs-transpose,
 dot-fold-transpose-rhs and dot-fold-transpose-lhs (every permutation of a 2-D operand and
@@ -46,10 +52,10 @@ of a 3-D one with a batch dimension) are
 proved with a dot's element as an uninterpreted function of the two contracted vectors
 (z3 arrays) and their length: every dot, integer or float, is one such function.
 Not proved here (checked numerically only): the splits of a contraction and the other
-dot rules (they need the sum's algebra), reductions, the identity
-matmuls, reshape/bitcast chains, transpose-as-reshape, broadcast-squeeze, broadcast-as-reshape
-and the outer products (dot-outer-product*). elementwise-of-constants needs no proof: its
-right-hand side is the reference interpreter's value of its left-hand side.
+dot rules that need the sum's algebra (dot-widen-result, dot-convert-operands-*, the outer
+products dot-outer-product*), reductions, the identity and constant matmuls (*-as-dot,
+dot-identity), bitcast-convert-chain/-reshape/-noop and convert-noop. elementwise-of-constants
+needs no proof: its right-hand side is the reference interpreter's value of its left-hand side.
 """
 from __future__ import annotations
 
@@ -1244,3 +1250,216 @@ def _concat_strided_store() -> list[z3.BoolRef]:
     """Two column blocks (strided_stores with two pieces): every byte of the matrix is
     written, the second block's store keeping the first block's bytes between its rows."""
     return [strided_store_claim()]
+
+
+# ---------------------------------------------------------------- reshapes, unit dimensions, zeros
+
+
+def reshape(x: Sym, shape: Sequence) -> Sym:
+    """Row-major reshape: the element at index i is x's at the same linear position."""
+    def at(*i):
+        lin = 0
+        for v, n in zip(i, shape):
+            lin = lin * n + v
+        idx = []
+        for n in reversed(x.shape):
+            idx.append(lin % n)
+            lin = lin / n
+        return x.at(*reversed(idx))
+
+    return Sym(tuple(shape), at)
+
+
+def _prod(xs: Sequence):
+    p = 1
+    for v in xs:
+        p = p * v
+    return p
+
+
+# (x, intermediate, result) ranks claimed: every combination up to rank 2, and rank 3 through
+# the steps z3 decides (through a rank-2 step between two rank-3 shapes it times out)
+_RESHAPE_RANKS = [*itertools.product((1, 2), repeat=3), (3, 1, 2), (3, 2, 1), (1, 2, 3), (1, 3, 1)]
+
+
+@proves("reshape-reshape")
+def _reshape_reshape() -> list[z3.BoolRef]:
+    claims = []
+    for r0, r1, r2 in _RESHAPE_RANKS:
+        x, facts = tensor("x", r0)
+        s1, s2 = ints("s", r1), ints("t", r2)
+        pre = facts + [v >= 1 for v in s1 + s2] + [_prod(s1) == _prod(x.shape), _prod(s2) == _prod(x.shape)]
+        claims.append(same(reshape(reshape(x, s1), s2), reshape(x, s2), pre))
+    return claims
+
+
+@proves("reshape-noop")
+def _reshape_noop() -> list[z3.BoolRef]:
+    claims = []
+    for r in (1, 2, 3):
+        x, facts = tensor("x", r)
+        claims.append(same(reshape(x, x.shape), x, facts))
+    return claims
+
+
+def _unit_shapes(rank: int, units: Sequence[int]) -> tuple[list, list]:
+    """A shape of ``rank`` with size 1 at ``units`` and symbolic sizes elsewhere."""
+    dims = ints("d", rank)
+    return [1 if k in units else d for k, d in enumerate(dims)], [d >= 1 for d in dims]
+
+
+@proves("transpose-as-reshape")
+def _transpose_as_reshape() -> list[z3.BoolRef]:
+    """Every permutation of a rank-2 or rank-3 tensor that keeps its dimensions of size
+    other than 1 in order (the rule's condition), for every set of size-1 dimensions."""
+    claims = []
+    for rank in (2, 3):
+        for units in _subsets(rank):
+            for perm in itertools.permutations(range(rank)):
+                big = [d for d in perm if d not in units]
+                if tuple(perm) == tuple(range(rank)) or big != sorted(big):
+                    continue
+                shape, facts = _unit_shapes(rank, units)
+                x, _ = tensor("x", rank, shape)
+                t = transpose(x, perm)
+                claims.append(same(t, reshape(x, t.shape), facts))
+    return claims
+
+
+@proves("broadcast-as-reshape")
+def _broadcast_as_reshape() -> list[z3.BoolRef]:
+    """A broadcast that only adds size-1 dimensions (operand dims placed in order) of a
+    rank-1 or rank-2 operand, to every rank up to 3, is a reshape."""
+    claims = []
+    for r in (1, 2):
+        for out_rank in range(r + 1, 4):
+            for dims in itertools.combinations(range(out_rank), r):
+                x, facts = tensor("x", r)
+                shape = [1] * out_rank
+                for k, d in enumerate(dims):
+                    shape[d] = x.shape[k]
+                claims.append(same(broadcast(x, shape, dims), reshape(x, shape), facts))
+    return claims
+
+
+@proves("broadcast-squeeze")
+def _broadcast_squeeze() -> list[z3.BoolRef]:
+    """broadcast(x, dims) = broadcast(reshape(x, x without its size-1 dims), their dims), for
+    a rank-2 or rank-3 operand with one or two size-1 dimensions, into rank 3 or 4."""
+    claims = []
+    for r in (2, 3):
+        for units in _subsets(r):
+            if not units or len(units) == r:
+                continue
+            for out_rank in (r, r + 1):
+                for dims in itertools.combinations(range(out_rank), r):
+                    shape, facts = _unit_shapes(r, units)
+                    x, _ = tensor("x", r, shape)
+                    out = ints("o", out_rank)
+                    keep = [k for k in range(r) if k not in units]
+                    for k, d in enumerate(dims):  # the operand's big dims keep their size
+                        if k in keep:
+                            out[d] = shape[k]
+                    lhs = broadcast(x, out, dims)
+                    rhs = broadcast(reshape(x, [shape[k] for k in keep]), out, [dims[k] for k in keep])
+                    claims.append(same(lhs, rhs, facts + [v >= 1 for v in out if isinstance(v, z3.ArithRef)]))
+    return claims
+
+
+@proves("reshape-broadcast-scalar")
+def _reshape_broadcast_scalar() -> list[z3.BoolRef]:
+    claims = []
+    for r1, r2 in itertools.product((1, 2, 3), repeat=2):
+        s = scalar("s")
+        one = Sym((), lambda: s)
+        a, b = ints("a", r1), ints("b", r2)
+        pre = [v >= 1 for v in a + b] + [_prod(a) == _prod(b)]
+        claims.append(same(reshape(broadcast(one, a, ()), b), broadcast(one, b, ()), pre))
+    return claims
+
+
+@proves("dot-unit-batch")
+def _dot_unit_batch() -> list[z3.BoolRef]:
+    """dot(a[1, m, k], b[1, k, n]) batched over the unit dim = reshape(dot(a', b'), [1, m, n]),
+    a' and b' the operands reshaped without it; either contracting dimension of b. Dropping
+    the unit dimension is claimed to be the index map (0, i, j) -> (i, j) first: the dot
+    then reads its vectors through that map (DOT sees whole arrays, out-of-range entries too)."""
+    claims = []
+    for rc in (1, 2):
+        m, k, n = ints("d", 3)
+        a, fa = tensor("a", 3, (1, m, k))
+        b, fb = tensor("b", 3, (1, k, n) if rc == 1 else (1, n, k))
+        facts = fa + fb + [m >= 1, k >= 1, n >= 1]
+        a1, b1 = (Sym(x.shape[1:], lambda i, j, x=x: x.at(0, i, j)) for x in (a, b))
+        claims += [same(reshape(a, a1.shape), a1, facts), same(reshape(b, b1.shape), b1, facts)]
+        lhs = dot(a, b, 2, rc, (0,), (0,))
+        claims.append(same(lhs, reshape(dot(a1, b1, 1, rc - 1), (1, m, n)), facts,
+                           lemmas=lambda _, i, j: [euclid(i, j, n)]))
+    return claims
+
+
+@proves("transpose-dot-swap")
+def _transpose_dot_swap() -> list[z3.BoolRef]:
+    """transpose(dot(a, b)) = dot(b, a) for 2-D operands, each contracting dimension, given
+    that a dot of two vectors does not depend on their order (Σ u_k v_k = Σ v_k u_k: each
+    product commutes, the sum runs over the same k), stated for DOT once."""
+    u, v = z3.Consts("u v", _VECTOR)
+    (n,) = z3.Ints("n")
+    symmetric = z3.ForAll([u, v, n], DOT(u, v, n) == DOT(v, u, n))
+    claims = []
+    for lc, rc in itertools.product((0, 1), repeat=2):
+        a, b, lb, rb, facts = _dot_operands(2, lc, 2, rc, ())
+        claims.append(z3.Implies(symmetric, same(transpose(dot(a, b, lc, rc), (1, 0)), dot(b, a, rc, lc), facts)))
+    return claims
+
+
+def concat_zero_claim(arity: int, d: int, first: bool, keeps_zero: bool = True) -> z3.BoolRef:
+    """concat(op(x, ..), 0) = op(concat(x, 0), ..) along d (zeros after x when ``first``),
+    assuming op(0, ..) = 0 when ``keeps_zero``."""
+    zero = scalar("zero")
+    x, facts = tensor("x", 2)
+    xs = [x] + [tensor("y", 2, x.shape)[0] for _ in range(arity - 1)]
+    (n,) = ints("z", 1)
+    zeros = broadcast(Sym((), lambda: zero), [n if k == d else x.shape[k] for k in range(2)], ())
+    f = _pointwise(arity)
+
+    def pair(t: Sym) -> list[Sym]:
+        return [t, zeros] if first else [zeros, t]
+
+    lhs = concat(pair(elementwise(f, *xs)), d)
+    rhs = elementwise(f, *(concat(pair(y), d) for y in xs))
+    keeps = [f(*([zero] * arity)) == zero] if keeps_zero else []
+    return same(lhs, rhs, facts + [n >= 1] + keeps)
+
+
+@proves("concat-zero-elementwise")
+def _concat_zero_elementwise() -> list[z3.BoolRef]:
+    """Along either dimension, zeros on either side, for a unary and a binary op that maps
+    zeros to zero (the rule's precondition)."""
+    return [concat_zero_claim(*c) for c in itertools.product((1, 2), (0, 1), (True, False))]
+
+
+@proves("pad-concat")
+def _pad_concat() -> list[z3.BoolRef]:
+    """pad(x, v) of a rank-2 x = concat(broadcast(v), pad'(x, v), broadcast(v)) along its first
+    padded dimension d, pad' padding the other dimension (edge padding, none negative);
+    the broadcasts are left out where d's padding is 0, as the rule does."""
+    claims = []
+    for d, ends in itertools.product((0, 1), ((True, True), (False, True), (True, False))):
+        x, facts = tensor("x", 2)
+        v = scalar("v")
+        lo, hi, p, q = ints("p", 4)
+        other = (p, q) if d == 0 else (0, 0)  # d is the first padded dimension
+        pads = [(lo, hi), other] if d == 0 else [other, (lo, hi)]
+        rest = [(0, 0), other] if d == 0 else [other, (0, 0)]
+        inner = pad(x, v, rest)
+
+        def fill(n) -> list[Sym]:
+            shape = list(inner.shape)
+            shape[d] = n
+            return [broadcast(Sym((), lambda: v), shape, ())]
+
+        pre = facts + [p >= 0, q >= 0, lo >= 1 if ends[0] else lo == 0, hi >= 1 if ends[1] else hi == 0]
+        pieces = (fill(lo) if ends[0] else []) + [inner] + (fill(hi) if ends[1] else [])
+        claims.append(same(pad(x, v, pads), concat(pieces, d), pre, concat_ok(pieces, d)))
+    return claims
