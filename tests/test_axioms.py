@@ -1210,6 +1210,28 @@ def test_z3_reshape_encoding_catches_wrong_rules():
     assert not p.valid(p.same(p.reshape(a, (k, m)), wrong, fa + [m >= 2, k >= 2]))
 
 
+def test_z3_fold_encoding_catches_wrong_rules():
+    """The folds (reductions, sums of products) refute: a split of a sum that starts from a
+    nonzero init (add is not idempotent), a matmul by J taken for the identity, and a
+    reduction's second half read one place off."""
+    p = proofs
+    assert not all(p.valid(c) for c in p.fold_lemma_claims(p.fold(lambda a, b: a + b, z3.BitVec("c", 8)), False))
+    fl = p.fold(lambda a, b: a + b, z3.BitVecVal(0, 8))
+    one = z3.BitVecVal(1, 8)
+    x, facts = p.bv_tensor("x", 2, 8)
+    n = x.shape[1]
+    row = (lambda i: p._row(x, 1, i))
+    by_j = p.Sym(x.shape, lambda i, j: fl(p.selected(row(i), n - 1 - j, one), n))
+    assert not p.valid(p.same(x, by_j, facts + [n >= 2],
+                              lemmas=lambda i, j: [p.selector_lemma(fl, row(i), n - 1 - j, one, n)]))
+    (q,) = p.ints("p", 1)
+    lhs = p.Sym((x.shape[0],), lambda i: fl(row(i), n))
+    off = p.slice_(x, [(0, 1, x.shape[0]), (q + 1, 1, n - q)])
+    rhs = p.Sym((x.shape[0],), lambda i: fl(p._row(p.slice_(x, p._halves_at(x, 1, q)[0]), 1, i), q)
+                + fl(p._row(off, 1, i), n - q))
+    assert not p.valid(p.same(lhs, rhs, facts + [0 < q, q < n], lemmas=lambda i: [fl.split(row(i), q, n - q)]))
+
+
 def test_convert_chain_precondition_is_exact_for_integers():
     """The rule accepts an integer chain iff z3 proves it (sound and complete there)."""
     for a, b, c in itertools.product(proofs.INT_TYPES, repeat=3):

@@ -51,14 +51,23 @@ dot-fold-transpose-rhs and dot-fold-transpose-lhs (every permutation of a 2-D op
 of a 3-D one with a batch dimension) are
 proved with a dot's element as an uninterpreted function of the two contracted vectors
 (z3 arrays) and their length: every dot, integer or float, is one such function.
-Not proved here (checked numerically only): the splits of a contraction and the other
-dot rules that need the sum's algebra (dot-widen-result, dot-convert-operands-*, the outer
-products dot-outer-product*), reductions, the identity and constant matmuls (*-as-dot,
-dot-identity), bitcast-convert-chain/-reshape/-noop and convert-noop. elementwise-of-constants
-needs no proof: its right-hand side is the reference interpreter's value of its left-hand side.
+Reductions and integer dots are left folds (``Fold``) over their vectors, with lemmas
+proved by induction (a base and a step claim each: splitting a fold, an idempotent fold
+absorbing its init, and a sum of a row times a column with one nonzero, the selector):
+reduce-split-reduced (integer add from 0; max, min, and, or from any init; 8 and 32 bits),
+reduce-split-kept (any fold), reduce-unit (each reducer from its identity, integers and
+f16/bf16/f32), dot-split-contract, dot-outer-product, dot-identity, negate-as-dot,
+reverse-as-dot (either dimension), reduce-as-dot, broadcast-as-dot and convert-as-dot
+(integers, wrapping).
+Not proved here (checked numerically only): the inexact float rules (*-float, add-zero-float),
+dot-widen-result and dot-convert-operands-* (they need the dot's conversion of its operands
+modelled), bitcast-convert-chain/-reshape/-noop and convert-noop (identities of the byte
+encoding itself). elementwise-of-constants needs no proof: its right-hand side is the
+reference interpreter's value of its left-hand side.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from types import SimpleNamespace
 from collections.abc import Callable, Sequence
@@ -1462,4 +1471,383 @@ def _pad_concat() -> list[z3.BoolRef]:
         pre = facts + [p >= 0, q >= 0, lo >= 1 if ends[0] else lo == 0, hi >= 1 if ends[1] else hi == 0]
         pieces = (fill(lo) if ends[0] else []) + [inner] + (fill(hi) if ends[1] else [])
         claims.append(same(pad(x, v, pads), concat(pieces, d), pre, concat_ok(pieces, d)))
+    return claims
+
+
+# ---------------------------------------------------------------- reductions and sums (folds)
+# A reduction (and a dot: the sum of its products) is a left fold F(u, n) = F(u, n - 1) ⊕ u[n - 1],
+# F(u, 0) = init, over the vector u (a z3 array). F is uninterpreted; each claim assumes the
+# instances of that definition it needs, and of the lemmas below, which are proved by
+# induction (a base claim and a step claim each; ``fold_lemma_claims``). Instances of valid
+# formulas are valid, so a rule's claim that holds under them holds. For the operators
+# the rules fold with (integer add, max, min, and, or) any order of combination gives the
+# left fold's value: they are associative and commutative.
+
+
+@dataclass(frozen=True)
+class Fold:
+    op: Callable
+    init: z3.ExprRef
+    sort: z3.SortRef
+    f: z3.FuncDeclRef
+
+    def __call__(self, u, n) -> z3.ExprRef:
+        return self.f(u, n)
+
+    def base(self, u) -> z3.BoolRef:
+        return self.f(u, 0) == self.init
+
+    def step(self, u, n) -> z3.BoolRef:
+        """F(u, n + 1) = F(u, n) ⊕ u[n] for n >= 0."""
+        return z3.Implies(n >= 0, self.f(u, n + 1) == self.op(self.f(u, n), z3.Select(u, n)))
+
+    def split(self, u, p, m) -> z3.BoolRef:
+        """Lemma: F(u, p + m) = F(u, p) ⊕ F(u shifted by p, m) for p, m >= 0."""
+        return z3.Implies(z3.And(p >= 0, m >= 0), self.f(u, p + m) == self.op(self.f(u, p), self.f(shift(u, p), m)))
+
+    def absorbs(self, u, p) -> z3.BoolRef:
+        """Lemma (idempotent ⊕): F(u, p) ⊕ init = F(u, p) for p >= 0."""
+        return z3.Implies(p >= 0, self.op(self.f(u, p), self.init) == self.f(u, p))
+
+
+def fold(op: Callable, init: z3.ExprRef) -> Fold:
+    sort = init.sort()
+    return Fold(op, init, sort, z3.Function(f"fold{next(_fresh)}", z3.ArraySort(z3.IntSort(), sort), z3.IntSort(),
+                                            sort))
+
+
+def shift(u, p):
+    k = z3.Int(f"k{next(_fresh)}")
+    return z3.Lambda([k], z3.Select(u, k + p))
+
+
+def fold_lemma_claims(fl: Fold, identity: bool) -> list[z3.BoolRef]:
+    """Base and step of the induction on m for ``split`` (with init ⊕'s identity, or
+    ``absorbs`` for an idempotent, commutative, associative ⊕), and on p for ``absorbs``."""
+    u = z3.Const(f"u{next(_fresh)}", z3.ArraySort(z3.IntSort(), fl.sort))
+    p, m = z3.Ints(f"p{next(_fresh)} m{next(_fresh)}")
+    su = shift(u, p)
+    claims = []
+    if not identity:
+        claims.append(z3.Implies(fl.base(u), fl.absorbs(u, 0)))
+        claims.append(z3.Implies(z3.And(p >= 0, fl.absorbs(u, p), fl.step(u, p)), fl.absorbs(u, p + 1)))
+    else:
+        x = z3.Const(f"x{next(_fresh)}", fl.sort)
+        claims.append(fl.op(x, fl.init) == x)
+    end = fl.absorbs(u, p) if not identity else fl.op(fl(u, p), fl.init) == fl(u, p)
+    claims.append(z3.Implies(z3.And(p >= 0, fl.base(su), end), fl.split(u, p, 0)))
+    claims.append(z3.Implies(z3.And(p >= 0, m >= 0, fl.split(u, p, m), fl.step(u, p + m), fl.step(su, m)),
+                             fl.split(u, p, m + 1)))
+    return claims
+
+
+def bv_tensor(name: str, rank: int, bits: int, shape: Sequence | None = None) -> tuple[Sym, list[z3.BoolRef]]:
+    dims = list(shape) if shape is not None else ints(name + "_n", rank)
+    f = z3.Function(f"{name}{next(_fresh)}", *([z3.IntSort()] * rank), z3.BitVecSort(bits))
+    return Sym(tuple(dims), lambda *i: f(*i)), [d >= 1 for d in dims if isinstance(d, z3.ArithRef)]
+
+
+def _row(x: Sym, d: int, i) -> z3.ArrayRef:
+    """The vector of rank-2 x along d at index i of the other dimension."""
+    k = z3.Int(f"k{next(_fresh)}")
+    return z3.Lambda([k], x.at(i, k) if d == 1 else x.at(k, i))
+
+
+def _reduce_folds() -> list[tuple[Fold, bool, Callable]]:
+    """(fold, init is ⊕'s identity, make a tensor) for the reductions the split rule takes:
+    integer add from 0, and max, min, and, or from any init, on 8- and 32-bit integers."""
+    out = []
+    for bits, signed in itertools.product((8, 32), (True, False)):
+        ops = _bv_ops(signed)
+        make = functools.partial(bv_tensor, bits=bits)
+        out.append((fold(ops["add"], z3.BitVecVal(0, bits)), True, make))
+        for name in ("maximum", "minimum", "and", "or"):
+            out.append((fold(ops[name], z3.BitVec(f"init{next(_fresh)}", bits)), False, make))
+    return out
+
+
+@proves("reduce-split-reduced")
+def _reduce_split_reduced() -> list[z3.BoolRef]:
+    """reduce(x, init) over d = reduce(x[..p], init) ⊕ reduce(x[p..], init), x rank 2, either
+    dimension reduced, 0 < p < n: integer add from 0; max, min, and, or from any init."""
+    claims = []
+    for fl, identity, make in _reduce_folds():
+        claims += fold_lemma_claims(fl, identity)
+        for d in (0, 1):
+            x, facts = make("x", 2)
+            (p,) = ints("p", 1)
+            n = x.shape[d]
+            lo, hi = _halves_at(x, d, p)
+            xl, xh = slice_(x, lo), slice_(x, hi)
+            at = (lambda i: fl(_row(x, d, i), n))
+            lhs = Sym((x.shape[1 - d],), at)
+            rhs = Sym((x.shape[1 - d],), lambda i: fl.op(fl(_row(xl, d, i), p), fl(_row(xh, d, i), n - p)))
+            claims.append(same(lhs, rhs, facts + [0 < p, p < n], lemmas=lambda i: [fl.split(_row(x, d, i), p, n - p)]))
+    return claims
+
+
+def sum_dot(a: Sym, b: Sym, lc: int, rc: int, fl: Fold) -> Sym:
+    """A 2-D integer dot as the fold (sum) of its products along the contracted vectors."""
+    def at(i, j):
+        k = z3.Int(f"k{next(_fresh)}")
+        x = a.at(i, k) if lc == 1 else a.at(k, i)
+        y = b.at(k, j) if rc == 0 else b.at(j, k)
+        return fl(z3.Lambda([k], x * y), a.shape[lc])
+
+    return Sym((a.shape[1 - lc], b.shape[1 - rc]), at)
+
+
+def _int_sums() -> list[Fold]:
+    return [fold(lambda x, y: x + y, z3.BitVecVal(0, bits)) for bits in (8, 32)]
+
+
+@proves("dot-split-contract")
+def _dot_split_contract() -> list[z3.BoolRef]:
+    """dot(a, b) = dot(a[.., :p], b[:p]) + dot(a[.., p:], b[p:]) for 2-D integer operands,
+    each pair of contracting dimensions, 0 < p < K (wrapping sums of 8 and 32 bits)."""
+    claims = []
+    for fl in _int_sums():
+        bits = fl.sort.size()
+        claims += fold_lemma_claims(fl, True)
+        for lc, rc in itertools.product((0, 1), repeat=2):
+            a, fa = bv_tensor("a", 2, bits)
+            b, fb = bv_tensor("b", 2, bits)
+            (p,) = ints("p", 1)
+            n = a.shape[lc]
+            (al, ah), (bl, bh) = _halves_at(a, lc, p), _halves_at(b, rc, p)
+            lhs = sum_dot(a, b, lc, rc, fl)
+            lo = sum_dot(slice_(a, al), slice_(b, bl), lc, rc, fl)
+            hi = sum_dot(slice_(a, ah), slice_(b, bh), lc, rc, fl)
+            rhs = Sym(lhs.shape, lambda i, j: lo.at(i, j) + hi.at(i, j))
+
+            def products(i, j, a=a, b=b, lc=lc, rc=rc):
+                k = z3.Int(f"k{next(_fresh)}")
+                return z3.Lambda([k], (a.at(i, k) if lc == 1 else a.at(k, i)) * (b.at(k, j) if rc == 0 else b.at(j, k)))
+
+            pre = fa + fb + [n == b.shape[rc], 0 < p, p < n]
+            claims.append(same(lhs, rhs, pre, lemmas=lambda i, j: [fl.split(products(i, j), p, n - p)]))
+    return claims
+
+
+@proves("reduce-split-kept")
+def _reduce_split_kept() -> list[z3.BoolRef]:
+    """reduce(x) = concat(reduce(x[:p]), reduce(x[p:])) along a kept dimension, x rank 2 or 3,
+    one dimension reduced: the reduction of each kept index reads the same vector (any fold)."""
+    claims = []
+    fl = fold(lambda x, y: z3.Function("comb", Elem, Elem, Elem)(x, y), scalar("init"))
+    for rank in (2, 3):
+        for red in range(rank):
+            kept = [d for d in range(rank) if d != red]
+            for ki, d in enumerate(kept):
+                x, facts = tensor("x", rank)
+                (p,) = ints("p", 1)
+
+                def reduced(t: Sym) -> Sym:
+                    def at(*i):
+                        k = z3.Int(f"k{next(_fresh)}")
+                        idx = list(i)
+                        idx.insert(red, k)
+                        return fl(z3.Lambda([k], t.at(*idx)), t.shape[red])
+                    return Sym(tuple(t.shape[e] for e in kept), at)
+
+                lo, hi = _halves_at(x, d, p)
+                rhs = concat([reduced(slice_(x, lo)), reduced(slice_(x, hi))], ki)
+                claims.append(same(reduced(x), rhs, facts + [0 < p, p < x.shape[d]]))
+    return claims
+
+
+def _one_step(fl: Fold, u) -> list[z3.BoolRef]:
+    """The fold's definition for a vector of length 1: F(u, 1) = init ⊕ u[0]."""
+    return [fl.base(u), fl.step(u, z3.IntVal(0))]
+
+
+def _identities() -> list[tuple[Fold, Callable]]:
+    """(fold from ⊕'s identity, make a tensor): integer add 0, multiply 1, max from the
+    lowest and min from the highest value; float add -0, multiply 1, max -inf, min +inf."""
+    out = []
+    for bits, signed in itertools.product((8, 32), (True, False)):
+        ops = _bv_ops(signed)
+        top, bottom = _extremes_bv(z3.BitVec("t", bits), signed)
+        make = functools.partial(bv_tensor, bits=bits)
+        for name, init in (("add", 0), ("multiply", 1), ("maximum", bottom), ("minimum", top)):
+            out.append((fold(ops[name], z3.BitVecVal(init, bits) if isinstance(init, int) else init), make))
+    for sort in _FLOAT_SORTS.values():
+        ops = _fp_ops()
+
+        def make(name, rank, sort=sort, shape=None):
+            dims = list(shape) if shape is not None else ints(name + "_n", rank)
+            f = z3.Function(f"{name}{next(_fresh)}", *([z3.IntSort()] * rank), sort)
+            return Sym(tuple(dims), lambda *i: f(*i)), [v >= 1 for v in dims if isinstance(v, z3.ArithRef)]
+
+        for name, init in (("add", z3.fpMinusZero(sort)), ("multiply", z3.FPVal(1.0, sort)),
+                           ("maximum", z3.fpMinusInfinity(sort)), ("minimum", z3.fpPlusInfinity(sort))):
+            out.append((fold(ops[name], init), make))
+    return out
+
+
+@proves("reduce-unit")
+def _reduce_unit() -> list[z3.BoolRef]:
+    """reduce(x[n, 1]) over its size-1 dimension, from ⊕'s identity, = reshape(x, [n]):
+    integer add, multiply, max, min (8 and 32 bits), and f16, bf16, f32 (add from -0)."""
+    claims = []
+    for fl, make in _identities():
+        x, facts = make("x", 2, shape=(ints("n", 1)[0], 1))
+        lhs = Sym((x.shape[0],), lambda i: fl(_row(x, 1, i), 1))
+        claims.append(same(lhs, reshape(x, (x.shape[0],)), facts, lemmas=lambda i: _one_step(fl, _row(x, 1, i))))
+    return claims
+
+
+@proves("dot-outer-product")
+def _dot_outer_product() -> list[z3.BoolRef]:
+    """An integer dot contracting a size-1 dimension of each 2-D operand = multiply of the
+    operands broadcast, without that dimension (one product per element, wrapping)."""
+    claims = []
+    for fl in _int_sums():
+        bits = fl.sort.size()
+        for lc, rc in itertools.product((0, 1), repeat=2):
+            m, n = ints("d", 2)
+            a, fa = bv_tensor("a", 2, bits, (m, 1) if lc == 1 else (1, m))
+            b, fb = bv_tensor("b", 2, bits, (1, n) if rc == 0 else (n, 1))
+            lhs = sum_dot(a, b, lc, rc, fl)
+            # the operands without their size-1 dimension: the reshape is that index map
+            sa, sb = (Sym((x.shape[0] * x.shape[1],), lambda i, x=x: x.at(*((i, 0) if x.shape[1] == 1 else (0, i))))
+                      for x in (a, b))
+            claims += [same(reshape(a, (m,)), sa, fa), same(reshape(b, (n,)), sb, fb)]
+            # broadcast into dimensions of the operands' own sizes (none stretches: without
+            # broadcast's size-1 case split, which sends z3 into 32-bit multiplier equivalence)
+            left, right = Sym((m, n), lambda i, j: sa.at(i)), Sym((m, n), lambda i, j: sb.at(j))
+            claims += [same(broadcast(sa, (m, n), (0,)), left, fa), same(broadcast(sb, (m, n), (1,)), right, fb)]
+            rhs = Sym((m, n), lambda i, j: left.at(i, j) * right.at(i, j))
+
+            def products(i, j, a=a, b=b, lc=lc, rc=rc):
+                k = z3.Int(f"k{next(_fresh)}")
+                return z3.Lambda([k], (a.at(i, k) if lc == 1 else a.at(k, i)) * (b.at(k, j) if rc == 0 else b.at(j, k)))
+
+            claims.append(same(lhs, rhs, fa + fb, lemmas=lambda i, j: _one_step(fl, products(i, j))))
+    return claims
+
+
+def selected(x, s, c):
+    """The product vector of a row x with a column holding c at s and zeros elsewhere."""
+    k = z3.Int(f"k{next(_fresh)}")
+    return z3.Lambda([k], z3.Select(x, k) * z3.If(k == s, c, 0 * c))
+
+
+def selector_claims(fl: Fold, c) -> list[z3.BoolRef]:
+    """Lemma by induction on m >= 0, for every s: the sum of x[k] * (k == s ? c : 0) over
+    k < m is x[s] * c when 0 <= s < m, else 0 (base and step), for the constant c."""
+    x = z3.Const(f"x{next(_fresh)}", z3.ArraySort(z3.IntSort(), fl.sort))
+    s, m = z3.Ints(f"s{next(_fresh)} m{next(_fresh)}")
+    v = selected(x, s, c)
+    base = z3.Implies(fl.base(v), selector_lemma(fl, x, s, c, 0))
+    step = z3.Implies(z3.And(m >= 0, selector_lemma(fl, x, s, c, m), fl.step(v, m)),
+                      selector_lemma(fl, x, s, c, m + 1))
+    return [base, step]
+
+
+def selector_lemma(fl: Fold, x, s, c, m) -> z3.BoolRef:
+    return z3.Implies(m >= 0, fl(selected(x, s, c), m) == z3.If(z3.And(0 <= s, s < m), z3.Select(x, s) * c, 0 * c))
+
+
+def _row_array(f: Callable) -> z3.ArrayRef:
+    k = z3.Int(f"k{next(_fresh)}")
+    return z3.Lambda([k], f(k))
+
+
+@proves("dot-identity", "negate-as-dot", "reverse-as-dot")
+def _matrix_dots() -> list[z3.BoolRef]:
+    """x = dot(x, I), -x = dot(x, -I), reverse(x, {1}) = dot(x, J), reverse(x, {0}) = dot(J, x)
+    for 2-D integer x (8 and 32 bits, wrapping): each column of the constant holds one
+    nonzero, so each sum is one product (the selector lemma)."""
+    claims = []
+    for fl in _int_sums():
+        bits = fl.sort.size()
+        one, neg = z3.BitVecVal(1, bits), z3.BitVecVal(-1, bits)
+        claims += selector_claims(fl, one) + selector_claims(fl, neg)
+        x, facts = bv_tensor("x", 2, bits)
+        r, n = x.shape
+
+        def times(c, flip=False, x=x, fl=fl, n=n):  # x · M, M[k, j] = c if k == j (k == n-1-j with flip)
+            def at(i, j):
+                s = n - 1 - j if flip else j
+                row = _row_array(lambda k: x.at(i, k))
+                return fl(selected(row, s, c), n)
+            return Sym(x.shape, at), (lambda i, j: [selector_lemma(fl, _row_array(lambda k: x.at(i, k)),
+                                                                   n - 1 - j if flip else j, c, n)])
+
+        for c, want in ((one, x), (neg, Sym(x.shape, lambda i, j, x=x: -x.at(i, j))), (one, reverse(x, (1,)))):
+            rhs, lem = times(c, flip=want is not x and c is one)
+            claims.append(same(want, rhs, facts, lemmas=lem))
+        # J · x: column j of x against row i of J, whose one is at m - 1 - i (the product
+        # J[i, k] * x[k, j] is written x[k, j] * J[i, k]: it commutes)
+        col = (lambda j, x=x: _row_array(lambda k: x.at(k, j)))
+        lhs = Sym(x.shape, lambda i, j, fl=fl, r=r, col=col: fl(selected(col(j), r - 1 - i, one), r))
+        claims.append(same(reverse(x, (0,)), lhs, facts,
+                           lemmas=lambda i, j, fl=fl, r=r, col=col, one=one: [selector_lemma(fl, col(j), r - 1 - i,
+                                                                                                one, r)]))
+    return claims
+
+
+@proves("reduce-as-dot", "broadcast-as-dot")
+def _ones_dots() -> list[z3.BoolRef]:
+    """reduce_add(x, 0) over one dim = the matmul with a row or column of ones (reshaped; a
+    1-D x: the dot with ones[n]); broadcast(v[n]) along either dim = v as a column times a
+    row of ones, or a column of ones times v as a row (8- and 32-bit integers)."""
+    claims = []
+    for fl in _int_sums():
+        bits = fl.sort.size()
+        one = z3.BitVecVal(1, bits)
+        x, facts = bv_tensor("x", 2, bits)
+        m, n = x.shape
+        for d in (0, 1):  # sums along d; ones[1, m]·x or x·ones[n, 1]
+            lhs = Sym((x.shape[1 - d],), lambda i, d=d, x=x, fl=fl: fl(_row(x, d, i), x.shape[d]))
+            if d == 0:
+                prod = Sym((1, n), lambda _, j, x=x, fl=fl: fl(_row_array(lambda k: one * x.at(k, j)), m))
+            else:
+                prod = Sym((m, 1), lambda i, _, x=x, fl=fl: fl(_row_array(lambda k: x.at(i, k) * one), n))
+            claims.append(same(lhs, reshape(prod, lhs.shape), facts))
+        y, facts = bv_tensor("y", 1, bits)
+        total = Sym((), lambda y=y, fl=fl: fl(_row_array(lambda k: y.at(k)), y.shape[0]))
+        claims.append(same(total, Sym((), lambda y=y, fl=fl: fl(_row_array(lambda k: y.at(k) * one), y.shape[0])),
+                           facts))
+        for d in (0, 1):  # v[n] to [n, m] along 0, or v[m] to [n, m] along 1
+            v, facts = bv_tensor("v", 1, bits)
+            (other,) = ints("m", 1)
+            shape = (v.shape[0], other) if d == 0 else (other, v.shape[0])
+            if d == 0:
+                col = reshape(v, (v.shape[0], 1))
+                vec = (lambda i, j, col=col: _row_array(lambda k: col.at(i, k) * one))
+            else:
+                row = reshape(v, (1, v.shape[0]))
+                vec = (lambda i, j, row=row: _row_array(lambda k: one * row.at(k, j)))
+            rhs = Sym(shape, lambda i, j, vec=vec, fl=fl: fl(vec(i, j), 1))
+            claims.append(same(broadcast(v, shape, (d,)), rhs, facts + [other >= 1],
+                               lemmas=lambda i, j, vec=vec, fl=fl: _one_step(fl, vec(i, j))))
+    return claims
+
+
+@proves("convert-as-dot")
+def _convert_as_dot() -> list[z3.BoolRef]:
+    """convert(x, T) = dot(x, I) -> T for 2-D integer x and a wider (or equal) integer T that
+    holds every value of x's type: the dot converts its operands to T, then sums."""
+    claims = []
+    for src, dst in itertools.product(INT_TYPES, repeat=2):
+        if dst.bits < src.bits or (src.is_signed and not dst.is_signed) or dst.bits > 32 or src.bits == 16:
+            continue
+        fl = fold(lambda a, b: a + b, z3.BitVecVal(0, dst.bits))
+        one = z3.BitVecVal(1, dst.bits)
+        claims += selector_claims(fl, one)
+        x, facts = bv_tensor("x", 2, src.bits)
+        n = x.shape[1]
+
+        def conv(i, x=x, src=src, dst=dst):
+            return _row_array(lambda k: convert_bv(x.at(i, k), src, dst))
+
+        def at(i, j, x=x, src=src, dst=dst, fl=fl, n=n):
+            eye = (lambda k: z3.If(k == j, z3.BitVecVal(1, src.bits), z3.BitVecVal(0, src.bits)))
+            return fl(_row_array(lambda k: convert_bv(x.at(i, k), src, dst) * convert_bv(eye(k), src, dst)), n)
+
+        lhs = Sym(x.shape, lambda i, j, x=x, src=src, dst=dst: convert_bv(x.at(i, j), src, dst))
+        claims.append(same(lhs, Sym(x.shape, at), facts,
+                           lemmas=lambda i, j, fl=fl, conv=conv, one=one, n=n: [selector_lemma(fl, conv(i), j, one, n)]))
     return claims
