@@ -59,11 +59,15 @@ reduce-split-kept (any fold), reduce-unit (each reducer from its identity, integ
 f16/bf16/f32), dot-split-contract, dot-outer-product, dot-identity, negate-as-dot,
 reverse-as-dot (either dimension), reduce-as-dot, broadcast-as-dot and convert-as-dot
 (integers, wrapping).
-Not proved here (checked numerically only): the inexact float rules (*-float, add-zero-float),
-dot-widen-result and dot-convert-operands-* (they need the dot's conversion of its operands
-modelled), bitcast-convert-chain/-reshape/-noop and convert-noop (identities of the byte
-encoding itself). elementwise-of-constants needs no proof: its right-hand side is the
-reference interpreter's value of its left-hand side.
+dot-widen-result (integers: a product's low bits come from its operands' low bits, and a
+sum's from its terms', by induction), dot-convert-operands-int, dot-convert-operands-float
+and convert-noop are
+proved for the reference's dot, which converts its operands to its accumulator type (the
+result type for integers, f32 for floats of at most 32 bits) before it multiplies.
+Not proved here (checked numerically only): the inexact float rules (*-float, add-zero-float)
+and bitcast-convert-chain/-reshape/-noop (identities of the byte encoding itself, whose
+bytes and joins are uninterpreted here). elementwise-of-constants needs no proof: its
+right-hand side is the reference interpreter's value of its left-hand side.
 """
 from __future__ import annotations
 
@@ -1307,7 +1311,13 @@ def _reshape_noop() -> list[z3.BoolRef]:
     claims = []
     for r in (1, 2, 3):
         x, facts = tensor("x", r)
-        claims.append(same(reshape(x, x.shape), x, facts))
+        n = x.shape
+
+        def lemmas(*i, n=n):  # the linear position's quotients and remainders, innermost first
+            return [euclid(i[0] * n[1] + i[1], i[2], n[2]), euclid(i[0], i[1], n[1])] if len(i) == 3 else \
+                [euclid(i[0], i[1], n[1])] if len(i) == 2 else []
+
+        claims.append(same(reshape(x, x.shape), x, facts, lemmas=lemmas))
     return claims
 
 
@@ -1850,4 +1860,103 @@ def _convert_as_dot() -> list[z3.BoolRef]:
         lhs = Sym(x.shape, lambda i, j, x=x, src=src, dst=dst: convert_bv(x.at(i, j), src, dst))
         claims.append(same(lhs, Sym(x.shape, at), facts,
                            lemmas=lambda i, j, fl=fl, conv=conv, one=one, n=n: [selector_lemma(fl, conv(i), j, one, n)]))
+    return claims
+
+
+# An integer dot as the reference computes it: each operand converted to the result type,
+# the products summed in it (wrapping).
+def _products(a, b, sa: DType, sb: DType, t: DType) -> z3.ArrayRef:
+    """The product vector of arrays a (of type sa) and b (sb) in type t."""
+    return _row_array(lambda k: convert_bv(z3.Select(a, k), sa, t) * convert_bv(z3.Select(b, k), sb, t))
+
+
+def widen_claims(sa: DType, sb: DType, narrow_t: DType, wide_t: DType) -> list[z3.BoolRef]:
+    """The dot's sum of products in the narrow type is the low bits of its sum in the wide
+    one. (1) Each product's low bits come from its operands' (``product_low``, for all
+    operands of types sa, sb). (2) By induction on m, for any vectors un, uw with
+    un[k] = low bits of uw[k] at every k (what (1) gives the two product vectors): the
+    narrow sum of un over k < m is the low bits of the wide sum of uw (base and step; the
+    step uses the hypothesis at k = m, with the vectors opaque)."""
+    fn = fold(lambda x, y: x + y, z3.BitVecVal(0, narrow_t.bits))
+    fw = fold(lambda x, y: x + y, z3.BitVecVal(0, wide_t.bits))
+    x, y = z3.BitVec(f"x{next(_fresh)}", sa.bits), z3.BitVec(f"y{next(_fresh)}", sb.bits)
+    wide = convert_bv(x, sa, wide_t) * convert_bv(y, sb, wide_t)
+    product_low = convert_bv(wide, wide_t, narrow_t) == convert_bv(x, sa, narrow_t) * convert_bv(y, sb, narrow_t)
+    un = z3.Const(f"un{next(_fresh)}", z3.ArraySort(z3.IntSort(), z3.BitVecSort(narrow_t.bits)))
+    uw = z3.Const(f"uw{next(_fresh)}", z3.ArraySort(z3.IntSort(), z3.BitVecSort(wide_t.bits)))
+    (m,) = z3.Ints(f"m{next(_fresh)}")
+
+    def low(k) -> z3.BoolRef:
+        return z3.Implies(k >= 0, fn(un, k) == convert_bv(fw(uw, k), wide_t, narrow_t))
+
+    base = z3.Implies(z3.And(fn.base(un), fw.base(uw)), low(0))
+    agree = z3.Select(un, m) == convert_bv(z3.Select(uw, m), wide_t, narrow_t)
+    step = z3.Implies(z3.And(m >= 0, low(m), fn.step(un, m), fw.step(uw, m), agree), low(m + 1))
+    return [product_low, base, step]
+
+
+@proves("dot-widen-result")
+def _dot_widen_result() -> list[z3.BoolRef]:
+    """dot(a, b) -> s8/s16/u8/u16 = convert(dot(a, b) -> s32/u32) for 8-bit integer operands:
+    the lemma for every operand and result type (an element of the dot is such a sum)."""
+    claims = []
+    for sa, sb in itertools.product([DTYPES["s8"], DTYPES["u8"]], repeat=2):
+        for t in (DTYPES[n] for n in ("s8", "s16", "u8", "u16")):
+            claims += widen_claims(sa, sb, t, DTYPES["s32" if t.is_signed else "u32"])
+    return claims
+
+
+@proves("dot-convert-operands-int")
+def _dot_convert_operands_int() -> list[z3.BoolRef]:
+    """dot(a, b) -> T = dot(convert(a, T), convert(b, T)) -> T: the dot converts its operands
+    to T (the reference's accumulator for an integer result) either way, and converting a
+    value of T to T keeps it; every pair of 8-bit operand types, T of 8 to 32 bits."""
+    claims = []
+    for sa, sb in itertools.product([DTYPES["s8"], DTYPES["u8"]], repeat=2):
+        for t in (DTYPES[n] for n in ("s8", "u8", "s16", "s32", "u32")):
+            a = z3.Const(f"a{next(_fresh)}", z3.ArraySort(z3.IntSort(), z3.BitVecSort(sa.bits)))
+            b = z3.Const(f"b{next(_fresh)}", z3.ArraySort(z3.IntSort(), z3.BitVecSort(sb.bits)))
+            ca = _row_array(lambda k: convert_bv(z3.Select(a, k), sa, t))
+            cb = _row_array(lambda k: convert_bv(z3.Select(b, k), sb, t))
+            fl = fold(lambda x, y: x + y, z3.BitVecVal(0, t.bits))
+            (n,) = z3.Ints(f"n{next(_fresh)}")
+            claims.append(fl(_products(a, b, sa, sb, t), n) == fl(_products(ca, cb, t, t, t), n))
+    return claims
+
+
+def _to_f32(x: z3.ExprRef, src: DType) -> z3.ExprRef:
+    """The reference's convert to f32 (exact for the types the rule takes)."""
+    f32 = z3.Float32()
+    if src.is_float:
+        return z3.fpFPToFP(_RM, x, f32)
+    return (z3.fpSignedToFP if src.is_signed else z3.fpUnsignedToFP)(_RM, x, f32)
+
+
+@proves("dot-convert-operands-float")
+def _dot_convert_operands_float() -> list[z3.BoolRef]:
+    """dot(a, b) -> T = dot(convert(a, f32), convert(b, f32)) -> T for bf16, f16 and 8-bit
+    integer operands: the dot accumulates in f32 (the reference's accumulator for a float
+    result of at most 32 bits), so it converts its operands to f32 either way. Claimed: an
+    operand converted to f32 and then by the dot is what the dot converts it to (NaN and
+    -0 included); the products, their sum and the rounding to T then agree term by term."""
+    claims = []
+    sorts = {"bf16": z3.FPSort(8, 8), "f16": z3.Float16(), "s8": z3.BitVecSort(8), "u8": z3.BitVecSort(8)}
+    for name, sort in sorts.items():
+        v = z3.Const(f"v{next(_fresh)}", sort)
+        src = DTYPES[name]
+        claims.append(_to_f32(_to_f32(v, src), DTYPES["f32"]) == _to_f32(v, src))
+    return claims
+
+
+@proves("convert-noop")
+def _convert_noop() -> list[z3.BoolRef]:
+    """convert(x) to x's own type = x: for the integer types (the model keeps the bits) and
+    f16, bf16, f32 (rounding a value to its own format keeps it, NaN and -0 included)."""
+    claims = []
+    for t in INT_TYPES:
+        x = z3.BitVec(f"x{next(_fresh)}", t.bits)
+        claims.append(convert_bv(x, t, t) == x)
+    for sort in _FLOAT_SORTS.values():
+        v = z3.FP(f"v{next(_fresh)}", sort)
+        claims.append(z3.fpFPToFP(_RM, v, sort) == v)
     return claims
