@@ -1208,6 +1208,11 @@ def test_z3_reshape_encoding_catches_wrong_rules():
     a, fa = p.tensor("a", 3, (1, m, k))
     wrong = p.Sym((k, m), lambda i, j: a.at(0, j, i))
     assert not p.valid(p.same(p.reshape(a, (k, m)), wrong, fa + [m >= 2, k >= 2]))
+    # s32 -> s16 -> s8 is s32 -> s8 with its 4 bytes as [2, 2] in order, not transposed
+    w, fw = p.bits_tensor("w", (nn,), 32)
+    chain = p.bitcast_bits(p.bitcast_bits(w, 32, 16), 16, 8)
+    flipped = p.transpose(p.reshape(p.bitcast_bits(w, 32, 8), (nn, 2, 2)), (0, 2, 1))
+    assert not p.valid(p.same(chain, flipped, fw + [nn >= 1]))
 
 
 def test_z3_fold_encoding_catches_wrong_rules():
