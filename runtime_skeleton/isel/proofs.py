@@ -1578,6 +1578,12 @@ def _row(x: Sym, d: int, i) -> z3.ArrayRef:
     return z3.Lambda([k], x.at(i, k) if d == 1 else x.at(k, i))
 
 
+def _row_array(f: Callable) -> z3.ArrayRef:
+    """The vector k -> f(k)."""
+    k = z3.Int(f"k{next(_fresh)}")
+    return z3.Lambda([k], f(k))
+
+
 def _reduce_folds() -> list[tuple[Fold, bool, Callable]]:
     """(fold, init is ⊕'s identity, make a tensor) for the reductions the split rule takes:
     integer add from 0, and max, min, and, or from any init, on 8- and 32-bit integers."""
@@ -1611,15 +1617,14 @@ def _reduce_split_reduced() -> list[z3.BoolRef]:
     return claims
 
 
+def dot_products(a: Sym, b: Sym, lc: int, rc: int, i, j) -> z3.ArrayRef:
+    """The products of row i of a and column j of b along their contracted dimensions."""
+    return _row_array(lambda k: (a.at(i, k) if lc == 1 else a.at(k, i)) * (b.at(k, j) if rc == 0 else b.at(j, k)))
+
+
 def sum_dot(a: Sym, b: Sym, lc: int, rc: int, fl: Fold) -> Sym:
     """A 2-D integer dot as the fold (sum) of its products along the contracted vectors."""
-    def at(i, j):
-        k = z3.Int(f"k{next(_fresh)}")
-        x = a.at(i, k) if lc == 1 else a.at(k, i)
-        y = b.at(k, j) if rc == 0 else b.at(j, k)
-        return fl(z3.Lambda([k], x * y), a.shape[lc])
-
-    return Sym((a.shape[1 - lc], b.shape[1 - rc]), at)
+    return Sym((a.shape[1 - lc], b.shape[1 - rc]), lambda i, j: fl(dot_products(a, b, lc, rc, i, j), a.shape[lc]))
 
 
 def _int_sums() -> list[Fold]:
@@ -1644,13 +1649,9 @@ def _dot_split_contract() -> list[z3.BoolRef]:
             lo = sum_dot(slice_(a, al), slice_(b, bl), lc, rc, fl)
             hi = sum_dot(slice_(a, ah), slice_(b, bh), lc, rc, fl)
             rhs = Sym(lhs.shape, lambda i, j: lo.at(i, j) + hi.at(i, j))
-
-            def products(i, j, a=a, b=b, lc=lc, rc=rc):
-                k = z3.Int(f"k{next(_fresh)}")
-                return z3.Lambda([k], (a.at(i, k) if lc == 1 else a.at(k, i)) * (b.at(k, j) if rc == 0 else b.at(j, k)))
-
             pre = fa + fb + [n == b.shape[rc], 0 < p, p < n]
-            claims.append(same(lhs, rhs, pre, lemmas=lambda i, j: [fl.split(products(i, j), p, n - p)]))
+            claims.append(same(lhs, rhs, pre, lemmas=lambda i, j, a=a, b=b, lc=lc, rc=rc, p=p, n=n, fl=fl: [
+                fl.split(dot_products(a, b, lc, rc, i, j), p, n - p)]))
     return claims
 
 
@@ -1746,12 +1747,8 @@ def _dot_outer_product() -> list[z3.BoolRef]:
             left, right = Sym((m, n), lambda i, j: sa.at(i)), Sym((m, n), lambda i, j: sb.at(j))
             claims += [same(broadcast(sa, (m, n), (0,)), left, fa), same(broadcast(sb, (m, n), (1,)), right, fb)]
             rhs = Sym((m, n), lambda i, j: left.at(i, j) * right.at(i, j))
-
-            def products(i, j, a=a, b=b, lc=lc, rc=rc):
-                k = z3.Int(f"k{next(_fresh)}")
-                return z3.Lambda([k], (a.at(i, k) if lc == 1 else a.at(k, i)) * (b.at(k, j) if rc == 0 else b.at(j, k)))
-
-            claims.append(same(lhs, rhs, fa + fb, lemmas=lambda i, j: _one_step(fl, products(i, j))))
+            claims.append(same(lhs, rhs, fa + fb, lemmas=lambda i, j, a=a, b=b, lc=lc, rc=rc, fl=fl: _one_step(
+                fl, dot_products(a, b, lc, rc, i, j))))
     return claims
 
 
@@ -1777,11 +1774,6 @@ def selector_claims(fl: Fold, c) -> list[z3.BoolRef]:
 
 def selector_lemma(fl: Fold, x, s, c, m) -> z3.BoolRef:
     return z3.Implies(m >= 0, fl(selected(x, s, c), m) == z3.If(z3.And(0 <= s, s < m), z3.Select(x, s) * c, 0 * c))
-
-
-def _row_array(f: Callable) -> z3.ArrayRef:
-    k = z3.Int(f"k{next(_fresh)}")
-    return z3.Lambda([k], f(k))
 
 
 @proves("dot-identity", "negate-as-dot", "reverse-as-dot")
