@@ -1,0 +1,66 @@
+"""Phase 1 on whole kernels: does enumeration yield a pii graph for the kernel as a whole
+(not the tiles the compiler cuts it into), and how long, how many rounds and e-nodes it took.
+
+For each kernel: InstructionSelector(target, kernel, Limits(timeout, max_nodes)).first(),
+timed; a kernel with no pii graph gets phase 1's reason (node limit, round limit or time
+limit). Kernels the target refuses before phase 1 (tuple parameters) are reported as such.
+The issue-4 figures (2026-11-26): at the defaults (20 s, 20k e-nodes) 20 of the 31 pairs
+the compiler runs map whole; see the session notes.
+
+    python bench/phase1_whole.py --target amx [--kernels amx_k1 ...] [--timeout 20] [--max-nodes 20000]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+from _common import KERNELS, backend, one_line, print_table, progress
+
+from runtime_skeleton.errors import ActgenError
+from runtime_skeleton.hlo import parse_file
+from runtime_skeleton.isel.phase1 import InstructionSelector, Limits
+
+
+def measure(target: str, name: str, limits: Limits) -> list:
+    t0 = time.perf_counter()
+    try:
+        sel = InstructionSelector(backend(target).TARGET, parse_file(KERNELS / f"{name}.hlo"), limits)
+        graph = next(iter(sel.pii_graphs()), None)
+    except ActgenError as err:
+        return [name, "refused", None, None, None, None, one_line(err.message, 68)]
+    seconds = time.perf_counter() - t0
+    st = sel.stats
+    why = "" if graph else _reason(sel.explain())
+    return [name, "yes" if graph else "no", f"{seconds:.1f}", st.rounds, st.saturation.nodes,
+            graph.num_instructions if graph else None, why]
+
+
+def _reason(text: str) -> str:
+    """Which limit ended phase 1, then the start of its reason."""
+    limit = ("node limit" if "reached its limit of" in text else "round limit" if "rounds before" in text
+             else "time limit" if "s limit before" in text else "saturated")
+    return f"{limit}: " + one_line(text.split(": ", 1)[-1], 56)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--target", default="amx")
+    ap.add_argument("--kernels", nargs="*", help="names in examples/kernels (default: all)")
+    ap.add_argument("--timeout", type=float, default=Limits.timeout)
+    ap.add_argument("--max-nodes", type=int, default=Limits.max_nodes)
+    args = ap.parse_args()
+    names = args.kernels or sorted(p.stem for p in KERNELS.glob("*.hlo"))
+    limits = Limits(timeout=args.timeout, max_nodes=args.max_nodes)
+    rows = []
+    for name in names:
+        progress(f"{args.target} {name} ...")
+        rows.append(measure(args.target, name, limits))
+    mapped = sum(r[1] == "yes" for r in rows)
+    print_table(f"phase 1 on whole kernels, {args.target} ({args.timeout:g} s, {args.max_nodes} e-nodes): "
+                f"{mapped} of {len(rows)} yield a pii graph",
+                ["kernel", "pii graph", "s", "rounds", "e-nodes", "instructions", "why not"], rows,
+                right={2, 3, 4, 5})
+
+
+if __name__ == "__main__":
+    main()
