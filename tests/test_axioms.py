@@ -1209,7 +1209,7 @@ def test_z3_reshape_encoding_catches_wrong_rules():
     wrong = p.Sym((k, m), lambda i, j: a.at(0, j, i))
     assert not p.valid(p.same(p.reshape(a, (k, m)), wrong, fa + [m >= 2, k >= 2]))
     # s32 -> s16 -> s8 is s32 -> s8 with its 4 bytes as [2, 2] in order, not transposed
-    w, fw = p.bits_tensor("w", (nn,), 32)
+    w, fw = p.bv_tensor("w", 1, 32, (nn,))
     chain = p.bitcast_bits(p.bitcast_bits(w, 32, 16), 16, 8)
     flipped = p.transpose(p.reshape(p.bitcast_bits(w, 32, 8), (nn, 2, 2)), (0, 2, 1))
     assert not p.valid(p.same(chain, flipped, fw + [nn >= 1]))
@@ -1221,7 +1221,7 @@ def test_z3_fold_encoding_catches_wrong_rules():
     reduction's second half read one place off."""
     p = proofs
     assert not all(p.valid(c) for c in p.fold_lemma_claims(p.fold(lambda a, b: a + b, z3.BitVec("c", 8)), False))
-    fl = p.fold(lambda a, b: a + b, z3.BitVecVal(0, 8))
+    fl = p.int_sum(8)
     one = z3.BitVecVal(1, 8)
     x, facts = p.bv_tensor("x", 2, 8)
     n = x.shape[1]

@@ -40,12 +40,11 @@ bitcast-convert-concat, reshape-concat (row blocks to 1-D, column blocks to [R, 
 transpose-concat, transpose-squeeze, transpose-reshape, bitcast-convert-splat (bytes) and
 concat-strided-store (two column blocks), with bitcast-convert modelled per byte.
 Reshapes are row-major (``reshape``: the element at the same linear position): proved are
-reshape-reshape (ranks 1 to 3 each, with the lemma that a linear position comes back
-from its index, ``round_trip``),
-reshape-noop, transpose-as-reshape, broadcast-as-reshape, broadcast-squeeze,
-reshape-broadcast-scalar, dot-unit-batch, pad-concat and concat-zero-elementwise (given
-op(0, 0) = 0, the rule's precondition); transpose-dot-swap given that DOT does not depend on the order of its
-two vectors.
+reshape-reshape (ranks 1 to 3 each, with the lemma that a linear position comes back from
+its index, ``round_trip``), reshape-noop, transpose-as-reshape, broadcast-as-reshape,
+broadcast-squeeze, reshape-broadcast-scalar, dot-unit-batch, pad-concat and
+concat-zero-elementwise (given op(0, 0) = 0, the rule's precondition); transpose-dot-swap
+given that DOT does not depend on the order of its two vectors.
 The dot rules dot-split-lhs, dot-split-rhs, dot-split-batch (with and without batch
 dimensions, either contracting dimension), dot-rhs-transpose, dot-lhs-transpose,
 dot-fold-transpose-rhs and dot-fold-transpose-lhs (every permutation of a 2-D operand and
@@ -62,9 +61,9 @@ reverse-as-dot (either dimension), reduce-as-dot, broadcast-as-dot and convert-a
 (integers, wrapping).
 dot-widen-result (integers: a product's low bits come from its operands' low bits, and a
 sum's from its terms', by induction), dot-convert-operands-int, dot-convert-operands-float
-and convert-noop are
-proved for the reference's dot, which converts its operands to its accumulator type (the
-result type for integers, f32 for floats of at most 32 bits) before it multiplies.
+and convert-noop are proved for the reference's dot, which converts its operands to its
+accumulator type (the result type for integers, f32 for floats of at most 32 bits) before
+it multiplies.
 Bitcasts at the bit level (``bitcast_bits``: elements as raw bits, chunks lowest first):
 bitcast-convert-chain (every chain of 8-, 16- and 32-bit types the rule rewrites) and
 bitcast-convert-reshape (a same-width bitcast reinterprets each element alone).
@@ -111,10 +110,12 @@ def ints(prefix: str, n: int) -> list[z3.ArithRef]:
     return [z3.Int(f"{prefix}{k}_{i}") for i in range(n)]
 
 
-def tensor(name: str, rank: int, shape: Sequence | None = None) -> tuple[Sym, list[z3.BoolRef]]:
-    """A tensor of symbolic (or given) shape and the facts about its dims."""
+def tensor(name: str, rank: int, shape: Sequence | None = None,
+           sort: z3.SortRef = Elem) -> tuple[Sym, list[z3.BoolRef]]:
+    """A tensor of symbolic (or given) shape and the facts about its dims; its elements of
+    ``sort`` (uninterpreted by default; bit-vectors or floats where a claim computes)."""
     dims = list(shape) if shape is not None else ints(name + "_n", rank)
-    f = z3.Function(f"{name}{next(_fresh)}", *([z3.IntSort()] * rank), Elem)
+    f = z3.Function(f"{name}{next(_fresh)}", *([z3.IntSort()] * rank), sort)
     return Sym(tuple(dims), lambda *i: f(*i)), [d >= 1 for d in dims if isinstance(d, z3.ArithRef)]
 
 
@@ -1545,9 +1546,14 @@ def fold(op: Callable, init: z3.ExprRef) -> Fold:
                                             sort))
 
 
-def shift(u, p):
+def _row_array(f: Callable) -> z3.ArrayRef:
+    """The vector k -> f(k)."""
     k = z3.Int(f"k{next(_fresh)}")
-    return z3.Lambda([k], z3.Select(u, k + p))
+    return z3.Lambda([k], f(k))
+
+
+def shift(u, p):
+    return _row_array(lambda k: z3.Select(u, k + p))
 
 
 def fold_lemma_claims(fl: Fold, identity: bool) -> list[z3.BoolRef]:
@@ -1571,21 +1577,12 @@ def fold_lemma_claims(fl: Fold, identity: bool) -> list[z3.BoolRef]:
 
 
 def bv_tensor(name: str, rank: int, bits: int, shape: Sequence | None = None) -> tuple[Sym, list[z3.BoolRef]]:
-    dims = list(shape) if shape is not None else ints(name + "_n", rank)
-    f = z3.Function(f"{name}{next(_fresh)}", *([z3.IntSort()] * rank), z3.BitVecSort(bits))
-    return Sym(tuple(dims), lambda *i: f(*i)), [d >= 1 for d in dims if isinstance(d, z3.ArithRef)]
+    return tensor(name, rank, shape, z3.BitVecSort(bits))
 
 
 def _row(x: Sym, d: int, i) -> z3.ArrayRef:
     """The vector of rank-2 x along d at index i of the other dimension."""
-    k = z3.Int(f"k{next(_fresh)}")
-    return z3.Lambda([k], x.at(i, k) if d == 1 else x.at(k, i))
-
-
-def _row_array(f: Callable) -> z3.ArrayRef:
-    """The vector k -> f(k)."""
-    k = z3.Int(f"k{next(_fresh)}")
-    return z3.Lambda([k], f(k))
+    return _row_array(lambda k: x.at(i, k) if d == 1 else x.at(k, i))
 
 
 def _reduce_folds() -> list[tuple[Fold, bool, Callable]]:
@@ -1631,8 +1628,13 @@ def sum_dot(a: Sym, b: Sym, lc: int, rc: int, fl: Fold) -> Sym:
     return Sym((a.shape[1 - lc], b.shape[1 - rc]), lambda i, j: fl(dot_products(a, b, lc, rc, i, j), a.shape[lc]))
 
 
+def int_sum(bits: int) -> Fold:
+    """A wrapping integer sum of ``bits`` bits from 0."""
+    return fold(lambda x, y: x + y, z3.BitVecVal(0, bits))
+
+
 def _int_sums() -> list[Fold]:
-    return [fold(lambda x, y: x + y, z3.BitVecVal(0, bits)) for bits in (8, 32)]
+    return [int_sum(8), int_sum(32)]
 
 
 @proves("dot-split-contract")
@@ -1674,10 +1676,7 @@ def _reduce_split_kept() -> list[z3.BoolRef]:
 
                 def reduced(t: Sym) -> Sym:
                     def at(*i):
-                        k = z3.Int(f"k{next(_fresh)}")
-                        idx = list(i)
-                        idx.insert(red, k)
-                        return fl(z3.Lambda([k], t.at(*idx)), t.shape[red])
+                        return fl(_row_array(lambda k: t.at(*i[:red], k, *i[red:])), t.shape[red])
                     return Sym(tuple(t.shape[e] for e in kept), at)
 
                 lo, hi = _halves_at(x, d, p)
@@ -1703,12 +1702,7 @@ def _identities() -> list[tuple[Fold, Callable]]:
             out.append((fold(ops[name], z3.BitVecVal(init, bits) if isinstance(init, int) else init), make))
     for sort in _FLOAT_SORTS.values():
         ops = _fp_ops()
-
-        def make(name, rank, sort=sort, shape=None):
-            dims = list(shape) if shape is not None else ints(name + "_n", rank)
-            f = z3.Function(f"{name}{next(_fresh)}", *([z3.IntSort()] * rank), sort)
-            return Sym(tuple(dims), lambda *i: f(*i)), [v >= 1 for v in dims if isinstance(v, z3.ArithRef)]
-
+        make = functools.partial(tensor, sort=sort)
         for name, init in (("add", z3.fpMinusZero(sort)), ("multiply", z3.FPVal(1.0, sort)),
                            ("maximum", z3.fpMinusInfinity(sort)), ("minimum", z3.fpPlusInfinity(sort))):
             if name == "multiply" and sort == z3.Float32():
@@ -1760,8 +1754,7 @@ def selected(x, s, c):
     """The product vector of a row x with a column holding c at s and zeros elsewhere:
     x[k] * (k == s ? c : 0), written (k == s ? x[k] * c : x[k] * 0), the same value, so
     that z3 simplifies the products by the constants instead of building multipliers."""
-    k = z3.Int(f"k{next(_fresh)}")
-    return z3.Lambda([k], z3.If(k == s, z3.Select(x, k) * c, z3.Select(x, k) * (0 * c)))
+    return _row_array(lambda k: z3.If(k == s, z3.Select(x, k) * c, z3.Select(x, k) * (0 * c)))
 
 
 def selector_claims(fl: Fold, c) -> list[z3.BoolRef]:
@@ -1796,17 +1789,15 @@ def _matrix_dots() -> list[z3.BoolRef]:
         def times(c, flip=False, x=x, fl=fl, n=n):  # x · M, M[k, j] = c if k == j (k == n-1-j with flip)
             def at(i, j):
                 s = n - 1 - j if flip else j
-                row = _row_array(lambda k: x.at(i, k))
-                return fl(selected(row, s, c), n)
-            return Sym(x.shape, at), (lambda i, j: [selector_lemma(fl, _row_array(lambda k: x.at(i, k)),
-                                                                   n - 1 - j if flip else j, c, n)])
+                return fl(selected(_row(x, 1, i), s, c), n)
+            return Sym(x.shape, at), (lambda i, j: [selector_lemma(fl, _row(x, 1, i), n - 1 - j if flip else j, c, n)])
 
         for c, want in ((one, x), (neg, Sym(x.shape, lambda i, j, x=x: -x.at(i, j))), (one, reverse(x, (1,)))):
             rhs, lem = times(c, flip=want is not x and c is one)
             claims.append(same(want, rhs, facts, lemmas=lem))
         # J · x: column j of x against row i of J, whose one is at m - 1 - i (the product
         # J[i, k] * x[k, j] is written x[k, j] * J[i, k]: it commutes)
-        col = (lambda j, x=x: _row_array(lambda k: x.at(k, j)))
+        col = (lambda j, x=x: _row(x, 0, j))
         lhs = Sym(x.shape, lambda i, j, fl=fl, r=r, col=col: fl(selected(col(j), r - 1 - i, one), r))
         claims.append(same(reverse(x, (0,)), lhs, facts,
                            lemmas=lambda i, j, fl=fl, r=r, col=col, one=one: [selector_lemma(fl, col(j), r - 1 - i,
@@ -1860,7 +1851,7 @@ def _convert_as_dot() -> list[z3.BoolRef]:
     for src, dst in itertools.product(INT_TYPES, repeat=2):
         if dst.bits < src.bits or (src.is_signed and not dst.is_signed) or dst.bits > 32 or src.bits == 16:
             continue
-        fl = fold(lambda a, b: a + b, z3.BitVecVal(0, dst.bits))
+        fl = int_sum(dst.bits)
         one = z3.BitVecVal(1, dst.bits)
         claims += selector_claims(fl, one)
         x, facts = bv_tensor("x", 2, src.bits)
@@ -1875,7 +1866,8 @@ def _convert_as_dot() -> list[z3.BoolRef]:
 
         lhs = Sym(x.shape, lambda i, j, x=x, src=src, dst=dst: convert_bv(x.at(i, j), src, dst))
         claims.append(same(lhs, Sym(x.shape, at), facts,
-                           lemmas=lambda i, j, fl=fl, conv=conv, one=one, n=n: [selector_lemma(fl, conv(i), j, one, n)]))
+                           lemmas=lambda i, j, fl=fl, conv=conv, one=one, n=n: [
+                               selector_lemma(fl, conv(i), j, one, n)]))
     return claims
 
 
@@ -1893,8 +1885,7 @@ def widen_claims(sa: DType, sb: DType, narrow_t: DType, wide_t: DType) -> list[z
     un[k] = low bits of uw[k] at every k (what (1) gives the two product vectors): the
     narrow sum of un over k < m is the low bits of the wide sum of uw (base and step; the
     step uses the hypothesis at k = m, with the vectors opaque)."""
-    fn = fold(lambda x, y: x + y, z3.BitVecVal(0, narrow_t.bits))
-    fw = fold(lambda x, y: x + y, z3.BitVecVal(0, wide_t.bits))
+    fn, fw = int_sum(narrow_t.bits), int_sum(wide_t.bits)
     x, y = z3.BitVec(f"x{next(_fresh)}", sa.bits), z3.BitVec(f"y{next(_fresh)}", sb.bits)
     wide = convert_bv(x, sa, wide_t) * convert_bv(y, sb, wide_t)
     product_low = convert_bv(wide, wide_t, narrow_t) == convert_bv(x, sa, narrow_t) * convert_bv(y, sb, narrow_t)
@@ -1934,7 +1925,7 @@ def _dot_convert_operands_int() -> list[z3.BoolRef]:
             b = z3.Const(f"b{next(_fresh)}", z3.ArraySort(z3.IntSort(), z3.BitVecSort(sb.bits)))
             ca = _row_array(lambda k: convert_bv(z3.Select(a, k), sa, t))
             cb = _row_array(lambda k: convert_bv(z3.Select(b, k), sb, t))
-            fl = fold(lambda x, y: x + y, z3.BitVecVal(0, t.bits))
+            fl = int_sum(t.bits)
             (n,) = z3.Ints(f"n{next(_fresh)}")
             claims.append(fl(_products(a, b, sa, sb, t), n) == fl(_products(ca, cb, t, t, t), n))
     return claims
@@ -1984,11 +1975,6 @@ def _convert_noop() -> list[z3.BoolRef]:
 # as the reference's numpy views); to a wider one it joins the trailing dimension.
 
 
-def bits_tensor(name: str, shape: Sequence, bits: int) -> tuple[Sym, list[z3.BoolRef]]:
-    f = z3.Function(f"{name}{next(_fresh)}", *([z3.IntSort()] * len(shape)), z3.BitVecSort(bits))
-    return Sym(tuple(shape), lambda *i: f(*i)), [d >= 1 for d in shape if isinstance(d, z3.ArithRef)]
-
-
 def bitcast_bits(x: Sym, src: int, dst: int) -> Sym:
     if dst < src:
         w = src // dst
@@ -2019,9 +2005,9 @@ def _bitcast_convert_chain() -> list[z3.BoolRef]:
             continue
         (n,) = ints("n", 1)
         if b1 > b2 > b3 or (b1 > b2 and b3 == b1):  # x[n] narrowed, then narrowed or widened back
-            x, facts = bits_tensor("x", (n,), b1)
+            x, facts = bv_tensor("x", 1, b1, (n,))
         elif b1 < b2 > b3 and b3 <= b1:  # x[n, b2/b1] widened, then narrowed
-            x, facts = bits_tensor("x", (n, b2 // b1), b1)
+            x, facts = bv_tensor("x", 2, b1, (n, b2 // b1))
         else:
             continue
         lhs = bitcast_bits(bitcast_bits(x, b1, b2), b2, b3)
