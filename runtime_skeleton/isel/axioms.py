@@ -436,7 +436,7 @@ def _mergeable(view: View, a: ENode, b: ENode, d: int) -> SliceDim | None:
     return SliceDim(p.start, limit_for(p.start, p.stride, count(p) + count(q)), p.stride)
 
 
-@axiom("concat-merge-slices", {"concatenate"}, {"slice", "concatenate"}, watch_operands=1)
+@axiom("concat-merge-slices", {"concatenate"}, {"slice", "concatenate"}, expansive=True, watch_operands=1)
 def concat_merge_slices(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """concat(.., slice(x)[a:b], slice(x)[b:e], ..) = concat(.., slice(x)[a:e], ..) (along the concat dim)."""
     mk = Make(view)
@@ -478,7 +478,7 @@ def concat_flatten(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield mk.concat(flat, dims[0])
 
 
-@axiom("concat-binarize", {"concatenate"}, {"concatenate"})
+@axiom("concat-binarize", {"concatenate"}, {"concatenate"}, expansive=True)
 def concat_binarize(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """concat(x0, x1, .., xn) = concat(x0, concat(x1, .., xn)) for n >= 2 (binary concat instructions)."""
     if len(node.children) >= 3:
@@ -1547,7 +1547,7 @@ def multiply_negone(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
             yield mk.op("negate", [x])
 
 
-@axiom("negate-as-multiply", {"negate"}, {"multiply", "broadcast", "constant"}, expansive=True)
+@axiom("negate-as-multiply", {"negate"}, {"multiply", "broadcast", "constant"})
 def negate_as_multiply(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """negate(x) = multiply(x, broadcast(-1)) for signed ints (wrapping) and floats (a sign flip in IEEE);
     targets with a vector multiply but no negate run it with a constant operand."""

@@ -23,13 +23,14 @@ from ..layout import flatten
 from ..reference import evaluate
 from ..target import TargetDef
 from . import bflat
-from .axioms import Make, dot_dims
+from .axioms import Make, dot_dims, splat
 from .convert import module_to_terms
 from .extract import Extractor, PiiGraph, explain
 from .identity import IDENTITY_RULES
 from .isa_rules import Pattern, isa_rules
 from .rules import Admit, Rule, SaturationStats, run_rules
 from .tensor_egraph import TensorEGraph
+from .tiles import instruction_tiles, tile_split_rule
 from .terms import IDENTITY_OPS, PII_PREFIX, Class, ENode, Term, View
 
 
@@ -113,10 +114,11 @@ def signature_filter(patterns: list[Pattern]) -> Admit:
 def _materialize_constants() -> Rule:
     from .rules import rule
 
-    @rule("const-bflat", {"constant", "iota"}, {"reshape", "bitcast-convert", "convert"})
+    @rule("const-bflat", {"constant", "iota", "broadcast"}, {"reshape", "bitcast-convert", "convert"})
     def const_bflat(view, c, n: ENode):  # noqa: ANN001, ANN202
-        """c = unflatten(flatten(c)) for literal constants, so a load can read them from d0."""
-        if n.type.rank == 0:
+        """c = unflatten(flatten(c)) for literal constants and broadcast scalar constants
+        (a slice of a splat is one), so a load can read them from d0."""
+        if n.type.rank == 0 or (n.op == "broadcast" and splat(view, c) is None):
             return
         yield bflat.unflatten(bflat.flatten(Class(c), n.type), n.type)
 
@@ -151,7 +153,8 @@ def default_rules(target: TargetDef) -> tuple[list[Rule], list]:
 
     isa, patterns = isa_rules(target)
     ops = target_ops(patterns)
-    return rules_for_ops(ops) + IDENTITY_RULES + [_materialize_constants(), _hbm_round_trip()] + isa, patterns
+    tiles = [tile_split_rule(instruction_tiles(patterns))]
+    return rules_for_ops(ops) + tiles + IDENTITY_RULES + [_materialize_constants(), _hbm_round_trip()] + isa, patterns
 
 
 class InstructionSelector:

@@ -1,0 +1,162 @@
+"""Tiling splits to the instructions' own sizes (a schedule for Act §5.2.3's tiling).
+
+The halving splits (axioms, "3. tiling splits") cut a dimension at a power of two,
+one cut per rewrite, and every piece is split again. They reach every tile, but on a
+whole kernel most pieces are sizes no instruction computes: AMX's vector
+instructions take rows of 16 floats, yet an f32[16, 32] elementwise chain became
+f32[8, 32], f32[4, 8], f32[2, 2], ... pieces, each rewritten further, and the
+e-graph passed 200k e-nodes before any pii graph came.
+
+``instruction-tiling`` cuts an operator in one rewrite into pieces of the size one
+instruction's semantics computes it at: for each node of an instruction pattern with
+the same operator and dtype, its extents at the largest α (aligned from the
+innermost dimension; a dimension the pattern lacks counts as 1). An f32[16, 32] add
+becomes a concatenation of 32 f32[1, 16] adds for vaddps, and of two f32[16, 16]
+adds for tdpbf16ps' accumulation. The result is the same as a sequence of halving
+splits would give (a concatenation of the operator over slices of its operands), so
+it is exact where those are, and the halving splits still run: this rule only
+reaches the instruction sizes first. Copies are not cut here: copy-intro puts one on
+every value, and row copies of each cost far more e-nodes than they save. A dot is cut along its batch and free
+dimensions the same way, and for integer results also along its contraction (a
+wrapping sum of the pieces; float sums are left to the halving splits).
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Callable, Iterator, Sequence
+
+import z3
+
+from .axioms import ELEMENTWISE, Arg, Make, dot_dims, free_dims, kids
+from .isa_rules import Pattern
+from .rules import Rule, rule
+from .terms import ENode, View
+
+Extents = tuple[float, ...]  # per dimension, innermost last; math.inf where α has no bound
+Tiles = dict[tuple[str, str], frozenset[tuple[Extents, float]]]  # (op, dtype) -> (extents, contraction)
+MAX_PIECES = 1024  # a larger cut is left to the halving splits
+
+
+def instruction_tiles(patterns: Sequence[Pattern]) -> Tiles:
+    """For each (operator, dtype) an instruction computes, the sizes it computes it at."""
+    tiles: dict[tuple[str, str], set] = {}
+    for p in patterns:
+        corners = _corners(p)
+        for n in p.nodes:
+            if n.param is not None or not (n.op in ELEMENTWISE or n.op == "dot") or n.op == "copy":
+                continue
+            contraction = 1.0
+            if n.op == "dot":
+                lhs = _largest(p.nodes[n.children[0]].shape, corners)
+                contraction = math.prod(lhs[d] for d in dict(n.attrs).get("lhs_contracting_dims", ()))
+            tiles.setdefault((n.op, n.dtype), set()).add((_largest(n.shape, corners), contraction))
+    return {k: frozenset(v) for k, v in tiles.items()}
+
+
+def _corners(p: Pattern) -> list[list[tuple]] | None:
+    """Substitutions of α at the corners of its ranges; None when an attribute has no finite range."""
+    ends = []
+    for v in p.alpha.values():
+        r = p.ranges.get(id(v))
+        if r is None:
+            return None
+        ends.append([(v, z3.IntVal(r[0])), (v, z3.IntVal(r[1]))])
+    return [list(c) for c in itertools.product(*ends)]
+
+
+def _largest(shape: Sequence, corners: list[list[tuple]] | None) -> Extents:
+    out: list[float] = []
+    for s in shape:
+        if isinstance(s, int):
+            out.append(s)
+        elif corners is None:
+            out.append(math.inf)
+        else:
+            vals = [z3.simplify(z3.substitute(s, *c) if c else s) for c in corners]
+            out.append(max(v.as_long() if z3.is_int_value(v) else math.inf for v in vals))
+    return tuple(out)
+
+
+def _aligned(extents: Extents, shape: Sequence[int]) -> list[int]:
+    """Tile sizes for ``shape``: ``extents`` aligned from the innermost, missing ones 1."""
+    pad = (1.0,) * max(0, len(shape) - len(extents)) + extents
+    return [int(min(n, max(1, e))) for n, e in zip(shape, pad[len(pad) - len(shape):])]
+
+
+def _starts(n: int, t: int) -> list[tuple[int, int]]:
+    return [(s, min(s + t, n)) for s in range(0, n, t)]
+
+
+def _cut(mk: Make, shape: Sequence[int], tile: Sequence[int], cuts: Sequence[Sequence[tuple[int, int]]],
+         args: list[Arg], leaf: Callable[[list[Arg]], Arg]) -> Arg:
+    """concat, over every dimension d of ``shape`` cut at ``tile[d]``, of ``leaf`` over
+    ``args`` with the operands ``cuts[d]`` names ((operand index, its dimension)) sliced alike."""
+    def build(d: int, xs: list[Arg]) -> Arg:
+        if d == len(shape):
+            return leaf(xs)
+        if tile[d] >= shape[d]:
+            return build(d + 1, xs)
+        pieces = []
+        for lo, hi in _starts(shape[d], tile[d]):
+            sliced = list(xs)
+            for i, od in cuts[d]:
+                sliced[i] = mk.slice_dim(xs[i], od, lo, hi)
+            pieces.append(build(d + 1, sliced))
+        return mk.concat(pieces, d)
+
+    return build(0, list(args))
+
+
+def tile_split_rule(tiles: Tiles) -> Rule:
+    ops = {op for op, _ in tiles}
+
+    @rule("instruction-tiling", ops, ops | {"slice", "concatenate", "add"})
+    def tile_split(view: View, c, node: ENode) -> Iterator[Arg]:  # noqa: ANN001
+        """op(x, ..) = concat of op over slices of x, .., cut at an instruction's size in one step."""
+        mk = Make(view)
+        shape = node.type.shape
+        for extents, contraction in sorted(tiles.get((node.op, node.type.dtype.name), ())):
+            tile = _aligned(extents, shape)
+            k = _contraction(mk, node, contraction)
+            pieces = math.prod(-(-n // t) for n, t in zip(shape, tile)) * (k[1] if k else 1)
+            if (tile != list(shape) or k) and pieces <= MAX_PIECES:
+                yield _split(mk, node, tile, k)
+
+    return tile_split
+
+
+def _contraction(mk: Make, node: ENode, contraction: float) -> tuple[int, int] | None:
+    """(tile, pieces) along an integer dot's one contracting dimension when it exceeds the instruction's."""
+    if node.op != "dot" or not node.type.dtype.is_int:
+        return None
+    _, lc, _, _ = dot_dims(node)
+    if len(lc) != 1:
+        return None
+    n = mk.type(kids(node)[0]).shape[lc[0]]
+    t = int(min(n, max(1, contraction)))
+    return (t, -(-n // t)) if t < n else None
+
+
+def _split(mk: Make, node: ENode, tile: list[int], k: tuple[int, int] | None) -> Arg:
+    args: list[Arg] = kids(node)
+    if node.op != "dot":
+        ranked = [i for i, a in enumerate(args) if mk.type(a).rank]
+        cuts = [[(i, d) for i in ranked] for d in range(node.type.rank)]
+        return _cut(mk, node.type.shape, tile, cuts, args, lambda xs: mk.like(node, xs))
+    lb, lc, rb, rc = dot_dims(node)
+    a, b = args
+    cuts = [[(0, dl), (1, dr)] for dl, dr in zip(lb, rb)]
+    cuts += [[(0, d)] for d in free_dims(mk.type(a).rank, lb, lc)]
+    cuts += [[(1, d)] for d in free_dims(mk.type(b).rank, rb, rc)]
+
+    def leaf(xs: list[Arg]) -> Arg:
+        x, y = xs
+        if k is None:
+            return mk.redot(node, x, y)
+        parts = [mk.redot(node, mk.slice_dim(x, lc[0], lo, hi), mk.slice_dim(y, rc[0], lo, hi))
+                 for lo, hi in _starts(mk.type(x).shape[lc[0]], k[0])]
+        return functools.reduce(lambda s, p: mk.op("add", [s, p]), parts)
+
+    return _cut(mk, node.type.shape, tile, cuts, args, leaf)

@@ -1,0 +1,100 @@
+"""The instruction-sized tiling splits (runtime_skeleton.isel.tiles): the sizes read from
+the targets' instruction patterns, and the rule checked numerically with the reference
+interpreter like every axiom (tests/test_axioms.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from runtime_skeleton.ir.attrs import Literal
+from runtime_skeleton.ir.dtypes import DTYPES
+from runtime_skeleton.ir.types import TensorType
+from runtime_skeleton.isel.isa_rules import isa_rules
+from runtime_skeleton.isel.rule_check import check_rule, fire
+from runtime_skeleton.isel.terms import Term
+from runtime_skeleton.isel.tiles import MAX_PIECES, instruction_tiles, tile_split_rule
+from tests.test_isel import target
+
+
+def tiles_of(tname):
+    return instruction_tiles(isa_rules(target(tname))[1])
+
+
+def param(i, dtype, shape):
+    return Term("parameter", TensorType(DTYPES[dtype], tuple(shape)), (), {"parameter_number": i})
+
+
+def op(name, dtype, shape, *args, **attrs):
+    return Term(name, TensorType(DTYPES[dtype], tuple(shape)), args, attrs)
+
+
+def dot(a, b, dtype, shape, lc, rc, lb=(), rb=()):
+    return op("dot", dtype, shape, a, b, lhs_batch_dims=lb, lhs_contracting_dims=lc,
+              rhs_batch_dims=rb, rhs_contracting_dims=rc)
+
+
+def pieces(t: Term, name: str) -> list[Term]:
+    out, stack = [], [t]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Term):
+            out += [x] if x.op == name else []
+            stack.extend(x.args)
+    return out
+
+
+def test_the_sizes_come_from_the_instructions():
+    amx, gemmini = tiles_of("amx"), tiles_of("gemmini")
+    assert ((1, 16), 1.0) in amx[("add", "f32")]  # vaddps: one zmm row
+    assert ((16, 16), 1.0) in amx[("add", "f32")]  # tdpbf16ps' accumulation
+    assert ((16, 16), 16) in gemmini[("dot", "s32")]  # the 16x16 systolic array, K = 16
+    assert ("negate", "f32") not in amx  # no instruction negates: nothing to tile to
+
+
+def test_an_elementwise_op_is_cut_into_instruction_rows():
+    a, b = param(0, "f32", (16, 32)), param(1, "f32", (16, 32))
+    results = check_rule(tile_split_rule(tiles_of("amx")), op("add", "f32", (16, 32), a, b))
+    shapes = {tuple(p.type.shape) for r in results for p in pieces(r, "add")}
+    assert shapes == {(1, 16), (16, 16)}  # vaddps rows, and tdpbf16ps-sized blocks
+    rows = next(r for r in results if any(p.type.shape == (1, 16) for p in pieces(r, "add")))
+    assert len(pieces(rows, "add")) == 32
+
+
+def test_scalar_operands_stay_whole_and_remainders_are_cut():
+    x = param(0, "f32", (3, 20))
+    lo = op("constant", "f32", (), literal=Literal(DTYPES["f32"], np.float32(-1)))
+    hi = op("constant", "f32", (), literal=Literal(DTYPES["f32"], np.float32(1)))
+    rule = tile_split_rule({("clamp", "f32"): frozenset({((1, 16), 1.0)})})
+    results = check_rule(rule, op("clamp", "f32", (3, 20), lo, x, hi))
+    (r,) = results
+    assert sorted({p.type.shape for p in pieces(r, "clamp")}) == [(1, 4), (1, 16)]
+    assert all(p.args[0] is lo and p.args[2] is hi for p in pieces(r, "clamp"))
+
+
+def test_an_integer_dot_is_cut_along_batch_rows_columns_and_contraction():
+    a, b = param(0, "s32", (2, 24, 40)), param(1, "s32", (2, 40, 16))
+    lhs = dot(a, b, "s32", (2, 24, 16), lc=(2,), rc=(1,), lb=(0,), rb=(0,))
+    (r,) = check_rule(tile_split_rule(tiles_of("gemmini")), lhs)
+    dots = pieces(r, "dot")
+    # batch 2 x rows {16, 8} x one column block x contraction {16, 16, 8}
+    assert len(dots) == 2 * 2 * 3
+    assert {p.args[0].type.shape for p in dots} == {(1, 16, 16), (1, 16, 8), (1, 8, 16), (1, 8, 8)}
+
+
+def test_a_float_dot_keeps_its_contraction_whole():
+    a, b = param(0, "f32", (32, 8)), param(1, "f32", (8, 48))
+    lhs = dot(a, b, "f32", (32, 48), lc=(1,), rc=(0,))
+    (r,) = check_rule(tile_split_rule(tiles_of("amx")), lhs, float_order=True)
+    dots = pieces(r, "dot")
+    assert len(dots) == 2 * 3 and all(p.args[0].type.shape == (16, 8) for p in dots)
+    assert not pieces(r, "add")  # a float sum is not regrouped
+
+
+def test_no_cut_at_or_below_the_instruction_size_nor_past_the_piece_limit():
+    rule = tile_split_rule(tiles_of("amx"))
+    a = param(0, "f32", (1, 16))
+    assert not fire(rule, op("multiply", "f32", (1, 16), a, a))
+    big = param(0, "f32", (MAX_PIECES + 1, 16))
+    assert not fire(rule, op("multiply", "f32", (MAX_PIECES + 1, 16), big, big))
+    with pytest.raises(AssertionError):
+        check_rule(rule, op("negate", "f32", (4, 32), param(0, "f32", (4, 32))))
