@@ -261,7 +261,8 @@ def test_a_kernel_the_target_cannot_run_is_explained():
         compile_hlo(target("gemmini"), ROOT / "examples/kernels/unary_math_f32.hlo", CompileOptions(timeout=3))
     with pytest.raises(CompileError, match="dot 'dot_general.1' .* computes new f32 values"):
         compile_hlo(target("gemmini"), ROOT / "examples/kernels/gemm_f32.hlo", CompileOptions(timeout=3, tiling=False))
-    with pytest.raises(CompileError, match="no pii graph for gemmini: no instruction produces"):
+    # phase 1 maps gemm_i8 whole (32x64 . 64x32: 16 tiles), but no order fits it in the 16-row weight buffer
+    with pytest.raises(CompileError, match="(?s)no pii graph of the .* found could be allocated on gemmini.*CSP4: buffer ws"):
         compile_hlo(target("gemmini"), ROOT / "examples/kernels/gemm_i8.hlo", CompileOptions(timeout=3, tiling=False))
 
 

@@ -156,12 +156,14 @@ def test_enumerated_pii_graphs_compute_the_kernel(tname, kernel):
 WHOLE = {("gemmini", k) for k in ("gemmini_ab_plus_ac", "gemmini_ab_plus_c", "gemmini_ab_plus_c_plus_d",
                                   "gemmini_abc", "gemmini_abc_plus_a", "gemmini_abc_plus_d", "gemmini_abca",
                                   "gemmini_abcd", "gemmini_add", "gemmini_add3", "gemmini_add4",
-                                  "gemmini_apb_times_c", "gemmini_gemm", "gemmini_mac")} | {("amx", "transpose_2d")}
+                                  "gemmini_apb_times_c", "gemmini_gemm", "gemmini_mac", "gemm_i8",
+                                  "batched_matmul_i8")} | {("amx", "transpose_2d")}
 
 # Larger kernels phase 1 maps as a whole at its default limits (Limits(): 20 s, 20k e-nodes),
 # 4-12 s each on a 2-core machine. The other pairs of COMPILED reach the node limit first
 # (see the session notes); the compiler maps those by tiles, which the test below checks.
-WHOLE_AT_DEFAULTS = [("gemmini", "transpose_4d"), ("amx", "amx_k1"), ("amx", "amx_k2"), ("amx", "transpose_4d")]
+WHOLE_AT_DEFAULTS = [("gemmini", "transpose_4d"), ("gemmini", "mlp_i8_layer"), ("amx", "amx_k1"), ("amx", "amx_k2"),
+                     ("amx", "transpose_4d"), ("amx", "elementwise_chain_f32"), ("amx", "elementwise_chain_i32")]
 
 
 @pytest.mark.slow
@@ -468,3 +470,35 @@ def test_in_place_operands_are_private_copies():
             alias = amx.instructions[n.op].alias if n.is_instruction else None
             if alias is not None:
                 assert users[n.args[alias]] == 1, g.describe()
+
+
+CHAIN_2X32 = """HloModule chain, entry_computation_layout={(f32[2,32]{1,0}, f32[2,32]{1,0}, f32[2,32]{1,0})->f32[2,32]{1,0}}
+ENTRY main {
+  lo = f32[] constant(-1.5)
+  lo.b = f32[2,32]{1,0} broadcast(lo), dimensions={}
+  a = f32[2,32]{1,0} parameter(0)
+  b = f32[2,32]{1,0} parameter(1)
+  c = f32[2,32]{1,0} parameter(2)
+  add = f32[2,32]{1,0} add(a, b)
+  sub = f32[2,32]{1,0} subtract(add, c)
+  neg = f32[2,32]{1,0} negate(sub)
+  min = f32[2,32]{1,0} minimum(neg, a)
+  hi = f32[] constant(2)
+  hi.b = f32[2,32]{1,0} broadcast(hi), dimensions={}
+  ROOT clamp = f32[2,32]{1,0} clamp(lo.b, min, hi.b)
+}
+"""
+
+
+def test_a_chain_is_cut_to_instruction_rows_by_the_cheap_rules():
+    """Without the expansive rules (no halving splits, no HBM round trips): instruction-tiling
+    cuts each op into f32[1,16] rows, negate-as-multiply gives vmulps a constant of -1s, and
+    the broadcast bounds load from the constant section (const-bflat on a splat)."""
+    module = parse_module(CHAIN_2X32)
+    sel = InstructionSelector(target("amx"), module, Limits(expand_from=99, iterations=10))
+    g = next(sel.pii_graphs(), None)
+    assert g is not None, sel.explain()
+    assert sel.stats.saturation.nodes < 5000  # 20.7k without instruction-tiling (halving splits at round 7)
+    assert not any(name.endswith("-split") for name in sel.stats.saturation.per_rule)
+    assert collections.Counter(n.op for n in g.nodes)["vmulps"] == 4  # two rows of two halves
+    assert _check(sel, g, module, 0) == []

@@ -98,3 +98,10 @@ def test_no_cut_at_or_below_the_instruction_size_nor_past_the_piece_limit():
     assert not fire(rule, op("multiply", "f32", (MAX_PIECES + 1, 16), big, big))
     with pytest.raises(AssertionError):
         check_rule(rule, op("negate", "f32", (4, 32), param(0, "f32", (4, 32))))
+
+
+def test_no_cut_when_some_instruction_computes_the_op_whole():
+    """tdpbusd converts a whole u8[16, 64] tile to s32: its rows (vpmovzxbd's size) are not cut first."""
+    x = param(0, "u8", (16, 64))
+    assert not fire(tile_split_rule(tiles_of("amx")), op("convert", "s32", (16, 64), x))
+    assert fire(tile_split_rule(tiles_of("amx")), op("convert", "s32", (32, 64), param(0, "u8", (32, 64))))
