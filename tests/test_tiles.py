@@ -43,28 +43,38 @@ def pieces(t: Term, name: str) -> list[Term]:
     return out
 
 
+def sizes(tiles, key):
+    return {(e, k) for e, k, _ in tiles[key]}
+
+
 def test_the_sizes_come_from_the_instructions():
     amx, gemmini = tiles_of("amx"), tiles_of("gemmini")
-    assert ((1, 16), 1.0) in amx[("add", "f32")]  # vaddps: one zmm row
-    assert ((16, 16), 1.0) in amx[("add", "f32")]  # tdpbf16ps' accumulation
-    assert ((16, 16), 16) in gemmini[("dot", "s32")]  # the 16x16 systolic array, K = 16
+    assert ((1, 16), 1.0, frozenset()) in amx[("add", "f32")]  # vaddps: one zmm row
+    assert ((16, 16), 1.0, frozenset({"dot"})) in amx[("add", "f32")]  # tdpbf16ps' accumulation
+    assert ((16, 16), 16) in sizes(gemmini, ("dot", "s32"))  # the 16x16 systolic array, K = 16
     assert ("negate", "f32") not in amx  # no instruction negates: nothing to tile to
 
 
 def test_an_elementwise_op_is_cut_into_instruction_rows():
     a, b = param(0, "f32", (16, 32)), param(1, "f32", (16, 32))
-    results = check_rule(tile_split_rule(tiles_of("amx")), op("add", "f32", (16, 32), a, b))
-    shapes = {tuple(p.type.shape) for r in results for p in pieces(r, "add")}
-    assert shapes == {(1, 16), (16, 16)}  # vaddps rows, and tdpbf16ps-sized blocks
-    rows = next(r for r in results if any(p.type.shape == (1, 16) for p in pieces(r, "add")))
-    assert len(pieces(rows, "add")) == 32
+    (rows,) = check_rule(tile_split_rule(tiles_of("amx")), op("add", "f32", (16, 32), a, b))
+    assert {p.type.shape for p in pieces(rows, "add")} == {(1, 16)} and len(pieces(rows, "add")) == 32
+
+
+def test_an_accumulating_add_is_also_cut_to_the_tile_dot_size():
+    """An add fed by a dot gets tdpbf16ps' 16 x 16 blocks too; one fed by no dot does not (above)."""
+    x, y = param(0, "f32", (16, 8)), param(1, "f32", (8, 32))
+    acc = param(2, "f32", (16, 32))
+    lhs = op("add", "f32", (16, 32), dot(x, y, "f32", (16, 32), lc=(1,), rc=(0,)), acc)
+    results = check_rule(tile_split_rule(tiles_of("amx")), lhs, float_order=True)
+    assert {p.type.shape for r in results for p in pieces(r, "add")} == {(1, 16), (16, 16)}
 
 
 def test_scalar_operands_stay_whole_and_remainders_are_cut():
     x = param(0, "f32", (3, 20))
     lo = op("constant", "f32", (), literal=Literal(DTYPES["f32"], np.float32(-1)))
     hi = op("constant", "f32", (), literal=Literal(DTYPES["f32"], np.float32(1)))
-    rule = tile_split_rule({("clamp", "f32"): frozenset({((1, 16), 1.0)})})
+    rule = tile_split_rule({("clamp", "f32"): frozenset({((1, 16), 1.0, frozenset())})})
     results = check_rule(rule, op("clamp", "f32", (3, 20), lo, x, hi))
     (r,) = results
     assert sorted({p.type.shape for p in pieces(r, "clamp")}) == [(1, 4), (1, 16)]

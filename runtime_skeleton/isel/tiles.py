@@ -24,9 +24,10 @@ they save (AMX transpose_4d no longer mapped at the default limits).
 An operator some instruction computes whole (each extent within one instruction's) is
 not cut: tdpbusd converts a whole u8[16, 64] tile to s32, and cutting that into
 vpmovzxbd's rows first made the tile program of the VNNI reduction loop take 4.8 s to
-map instead of 0.8 s. This judges by operator and dtype alone, not by the instruction's
-other operators, so an f32[16, 16] add counts as computed whole (tdpbf16ps accumulates
-one) and is left to the halving splits.
+map instead of 0.8 s. A size an instruction computes from a dot's result (tdpbf16ps'
+accumulating f32[16, 16] add) counts only where an operand class holds a dot: a plain
+f32[16, 16] add is cut into vaddps rows (on AMX, straight-line code of 64 instructions
+compiled in 0.6 s, where it needed a loop before), an add after a dot is left whole.
 
 The rule runs with the cheap rules from the first round (``phase1.is_expansive`` is
 false for it). Measured on whole kernels at the default limits (2 cores): AMX
@@ -48,7 +49,11 @@ from .rules import Rule, rule
 from .terms import ENode, View
 
 Extents = tuple[float, ...]  # per dimension, innermost last; math.inf where α has no bound
-Tiles = dict[tuple[str, str], frozenset[tuple[Extents, float]]]  # (op, dtype) -> (extents, contraction)
+# (op, dtype) -> (extents, contraction, fed): fed is {"dot"} where the instruction computes an
+# operand with a dot (an accumulating add), looking through views and converts; else empty
+Tiles = dict[tuple[str, str], frozenset[tuple[Extents, float, frozenset[str]]]]
+PASS_THROUGH = frozenset({"reshape", "bitcast-convert", "transpose", "broadcast", "slice", "concatenate", "pad",
+                          "copy", "convert", "constant", "parameter"})
 MAX_PIECES = 1024  # a larger cut is left to the halving splits
 
 
@@ -64,8 +69,19 @@ def instruction_tiles(patterns: Sequence[Pattern]) -> Tiles:
             if n.op == "dot":
                 lhs = _largest(p.nodes[n.children[0]].shape, corners)
                 contraction = math.prod(lhs[d] for d in dict(n.attrs).get("lhs_contracting_dims", ()))
-            tiles.setdefault((n.op, n.dtype), set()).add((_largest(n.shape, corners), contraction))
+            fed = frozenset(op for k in n.children for op in _feeding(p, k)) & {"dot"}
+            tiles.setdefault((n.op, n.dtype), set()).add((_largest(n.shape, corners), contraction, fed))
     return {k: frozenset(v) for k, v in tiles.items()}
+
+
+def _feeding(p: Pattern, i: int) -> set[str]:
+    """The operators below pattern node i that compute, looking through views and converts."""
+    n = p.nodes[i]
+    if n.param is not None:
+        return set()
+    if n.op not in PASS_THROUGH:
+        return {n.op}
+    return {op for k in n.children for op in _feeding(p, k)}
 
 
 def _corners(p: Pattern) -> list[list[tuple]] | None:
@@ -128,17 +144,27 @@ def tile_split_rule(tiles: Tiles) -> Rule:
     @rule("instruction-tiling", ops, ops | {"slice", "concatenate", "add"})
     def tile_split(view: View, c, node: ENode) -> Iterator[Arg]:  # noqa: ANN001
         """op(x, ..) = concat of op over slices of x, .., cut at an instruction's size in one step."""
-        mk = Make(view)
-        shape = node.type.shape
-        sizes = sorted(tiles.get((node.op, node.type.dtype.name), ()))
-        cuts = [(_aligned(e, shape), _contraction(mk, node, k)) for e, k in sizes]
-        if any(tile == list(shape) and k is None for tile, k in cuts):
+        cuts = _cuts(tiles, view, node)
+        if any(tile == list(node.type.shape) and k is None for tile, k in cuts):
             return  # some instruction computes it whole
         for tile, k in cuts:
-            if math.prod(-(-n // t) for n, t in zip(shape, tile)) * (k[1] if k else 1) <= MAX_PIECES:
-                yield _split(mk, node, tile, k)
+            if math.prod(-(-n // t) for n, t in zip(node.type.shape, tile)) * (k[1] if k else 1) <= MAX_PIECES:
+                yield _split(Make(view), node, tile, k)
 
     return tile_split
+
+
+def _cuts(tiles: Tiles, view: View, node: ENode) -> list[tuple[list[int], tuple[int, int] | None]]:
+    """(tile sizes, contraction cut) for each instruction computing ``node``'s operator and
+    dtype from operands like its own (a dot-fed size only where an operand class has a dot)."""
+    sizes = sorted({(e, k) for e, k, fed in tiles.get((node.op, node.type.dtype.name), ())
+                    if all(any(view.find(x, op) for x in node.children) for op in fed)})
+    return [(_aligned(e, node.type.shape), _contraction(Make(view), node, k)) for e, k in sizes]
+
+
+def computed_whole(tiles: Tiles, view: View, node: ENode) -> bool:
+    """Does some instruction compute this node at its whole size?"""
+    return any(tile == list(node.type.shape) and k is None for tile, k in _cuts(tiles, view, node))
 
 
 def _contraction(mk: Make, node: ENode, contraction: float) -> tuple[int, int] | None:
