@@ -3,34 +3,18 @@ the targets' instruction patterns, and the rule checked numerically with the ref
 interpreter like every axiom (tests/test_axioms.py)."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from runtime_skeleton.ir.attrs import Literal
-from runtime_skeleton.ir.dtypes import DTYPES
-from runtime_skeleton.ir.types import TensorType
 from runtime_skeleton.isel.isa_rules import isa_rules
 from runtime_skeleton.isel.rule_check import check_rule, fire
 from runtime_skeleton.isel.terms import Term
 from runtime_skeleton.isel.tiles import MAX_PIECES, instruction_tiles, tile_split_rule
+from tests.test_axioms import P, const, dot, op
 from tests.test_isel import target
 
 
 def tiles_of(tname):
     return instruction_tiles(isa_rules(target(tname))[1])
-
-
-def param(i, dtype, shape):
-    return Term("parameter", TensorType(DTYPES[dtype], tuple(shape)), (), {"parameter_number": i})
-
-
-def op(name, dtype, shape, *args, **attrs):
-    return Term(name, TensorType(DTYPES[dtype], tuple(shape)), args, attrs)
-
-
-def dot(a, b, dtype, shape, lc, rc, lb=(), rb=()):
-    return op("dot", dtype, shape, a, b, lhs_batch_dims=lb, lhs_contracting_dims=lc,
-              rhs_batch_dims=rb, rhs_contracting_dims=rc)
 
 
 def pieces(t: Term, name: str) -> list[Term]:
@@ -49,41 +33,40 @@ def sizes(tiles, key):
 
 def test_the_sizes_come_from_the_instructions():
     amx, gemmini = tiles_of("amx"), tiles_of("gemmini")
-    assert ((1, 16), 1.0, frozenset()) in amx[("add", "f32")]  # vaddps: one zmm row
-    assert ((16, 16), 1.0, frozenset({"dot"})) in amx[("add", "f32")]  # tdpbf16ps' accumulation
+    assert ((1, 16), 1.0, False) in amx[("add", "f32")]  # vaddps: one zmm row
+    assert ((16, 16), 1.0, True) in amx[("add", "f32")]  # tdpbf16ps' accumulation
     assert ((16, 16), 16) in sizes(gemmini, ("dot", "s32"))  # the 16x16 systolic array, K = 16
     assert ("negate", "f32") not in amx  # no instruction negates: nothing to tile to
 
 
 def test_an_elementwise_op_is_cut_into_instruction_rows():
-    a, b = param(0, "f32", (16, 32)), param(1, "f32", (16, 32))
-    (rows,) = check_rule(tile_split_rule(tiles_of("amx")), op("add", "f32", (16, 32), a, b))
+    a, b = P(0, "f32", 16, 32), P(1, "f32", 16, 32)
+    (rows,) = check_rule(tile_split_rule(tiles_of("amx")), op("add", a, b))
     assert {p.type.shape for p in pieces(rows, "add")} == {(1, 16)} and len(pieces(rows, "add")) == 32
 
 
 def test_an_accumulating_add_is_also_cut_to_the_tile_dot_size():
     """An add fed by a dot gets tdpbf16ps' 16 x 16 blocks too; one fed by no dot does not (above)."""
-    x, y = param(0, "f32", (16, 8)), param(1, "f32", (8, 32))
-    acc = param(2, "f32", (16, 32))
-    lhs = op("add", "f32", (16, 32), dot(x, y, "f32", (16, 32), lc=(1,), rc=(0,)), acc)
+    x, y = P(0, "f32", 16, 8), P(1, "f32", 8, 32)
+    acc = P(2, "f32", 16, 32)
+    lhs = op("add", dot(x, y), acc)
     results = check_rule(tile_split_rule(tiles_of("amx")), lhs, float_order=True)
     assert {p.type.shape for r in results for p in pieces(r, "add")} == {(1, 16), (16, 16)}
 
 
 def test_scalar_operands_stay_whole_and_remainders_are_cut():
-    x = param(0, "f32", (3, 20))
-    lo = op("constant", "f32", (), literal=Literal(DTYPES["f32"], np.float32(-1)))
-    hi = op("constant", "f32", (), literal=Literal(DTYPES["f32"], np.float32(1)))
-    rule = tile_split_rule({("clamp", "f32"): frozenset({((1, 16), 1.0, frozenset())})})
-    results = check_rule(rule, op("clamp", "f32", (3, 20), lo, x, hi))
+    x = P(0, "f32", 3, 20)
+    lo, hi = const(-1, "f32"), const(1, "f32")
+    rule = tile_split_rule({("clamp", "f32"): frozenset({((1, 16), 1.0, False)})})
+    results = check_rule(rule, op("clamp", lo, x, hi))
     (r,) = results
     assert sorted({p.type.shape for p in pieces(r, "clamp")}) == [(1, 4), (1, 16)]
     assert all(p.args[0] is lo and p.args[2] is hi for p in pieces(r, "clamp"))
 
 
 def test_an_integer_dot_is_cut_along_batch_rows_columns_and_contraction():
-    a, b = param(0, "s32", (2, 24, 40)), param(1, "s32", (2, 40, 16))
-    lhs = dot(a, b, "s32", (2, 24, 16), lc=(2,), rc=(1,), lb=(0,), rb=(0,))
+    a, b = P(0, "s32", 2, 24, 40), P(1, "s32", 2, 40, 16)
+    lhs = dot(a, b, lc=(2,), rc=(1,), lb=(0,), rb=(0,))
     (r,) = check_rule(tile_split_rule(tiles_of("gemmini")), lhs)
     dots = pieces(r, "dot")
     # batch 2 x rows {16, 8} x one column block x contraction {16, 16, 8}
@@ -92,8 +75,8 @@ def test_an_integer_dot_is_cut_along_batch_rows_columns_and_contraction():
 
 
 def test_a_float_dot_keeps_its_contraction_whole():
-    a, b = param(0, "f32", (32, 8)), param(1, "f32", (8, 48))
-    lhs = dot(a, b, "f32", (32, 48), lc=(1,), rc=(0,))
+    a, b = P(0, "f32", 32, 8), P(1, "f32", 8, 48)
+    lhs = dot(a, b)
     (r,) = check_rule(tile_split_rule(tiles_of("amx")), lhs, float_order=True)
     dots = pieces(r, "dot")
     assert len(dots) == 2 * 3 and all(p.args[0].type.shape == (16, 8) for p in dots)
@@ -102,16 +85,16 @@ def test_a_float_dot_keeps_its_contraction_whole():
 
 def test_no_cut_at_or_below_the_instruction_size_nor_past_the_piece_limit():
     rule = tile_split_rule(tiles_of("amx"))
-    a = param(0, "f32", (1, 16))
-    assert not fire(rule, op("multiply", "f32", (1, 16), a, a))
-    big = param(0, "f32", (MAX_PIECES + 1, 16))
-    assert not fire(rule, op("multiply", "f32", (MAX_PIECES + 1, 16), big, big))
+    a = P(0, "f32", 1, 16)
+    assert not fire(rule, op("multiply", a, a))
+    big = P(0, "f32", MAX_PIECES + 1, 16)
+    assert not fire(rule, op("multiply", big, big))
     with pytest.raises(AssertionError):
-        check_rule(rule, op("negate", "f32", (4, 32), param(0, "f32", (4, 32))))
+        check_rule(rule, op("negate", P(0, "f32", 4, 32)))
 
 
 def test_no_cut_when_some_instruction_computes_the_op_whole():
     """tdpbusd converts a whole u8[16, 64] tile to s32: its rows (vpmovzxbd's size) are not cut first."""
-    x = param(0, "u8", (16, 64))
-    assert not fire(tile_split_rule(tiles_of("amx")), op("convert", "s32", (16, 64), x))
-    assert fire(tile_split_rule(tiles_of("amx")), op("convert", "s32", (32, 64), param(0, "u8", (32, 64))))
+    x = P(0, "u8", 16, 64)
+    assert not fire(tile_split_rule(tiles_of("amx")), op("convert", x, dtype="s32"))
+    assert fire(tile_split_rule(tiles_of("amx")), op("convert", P(0, "u8", 32, 64), dtype="s32"))

@@ -11,8 +11,8 @@ e-graph passed 200k e-nodes before any pii graph came.
 instruction's semantics computes it at: for each node of an instruction pattern with
 the same operator and dtype, its extents at the largest α (aligned from the
 innermost dimension; a dimension the pattern lacks counts as 1). An f32[16, 32] add
-becomes a concatenation of 32 f32[1, 16] adds for vaddps, and of two f32[16, 16]
-adds for tdpbf16ps' accumulation. The result is the same as a sequence of halving
+becomes a concatenation of 32 f32[1, 16] adds for vaddps (and, when it adds to a dot's
+result, also of two f32[16, 16] adds for tdpbf16ps' accumulation). The result is the same as a sequence of halving
 splits would give (a concatenation of the operator over slices of its operands), so
 it is exact where those are, and the halving splits still run: this rule only
 reaches the instruction sizes first. A dot is cut along its batch and free dimensions
@@ -49,11 +49,11 @@ from .rules import Rule, rule
 from .terms import ENode, View
 
 Extents = tuple[float, ...]  # per dimension, innermost last; math.inf where α has no bound
-# (op, dtype) -> (extents, contraction, fed): fed is {"dot"} where the instruction computes an
-# operand with a dot (an accumulating add), looking through views and converts; else empty
-Tiles = dict[tuple[str, str], frozenset[tuple[Extents, float, frozenset[str]]]]
+# (op, dtype) -> (extents, contraction, on_dot): on_dot where the instruction computes an operand
+# with a dot (an accumulating add), looking through views and converts
+Tiles = dict[tuple[str, str], frozenset[tuple[Extents, float, bool]]]
 PASS_THROUGH = frozenset({"reshape", "bitcast-convert", "transpose", "broadcast", "slice", "concatenate", "pad",
-                          "copy", "convert", "constant", "parameter"})
+                          "copy", "convert"})
 MAX_PIECES = 1024  # a larger cut is left to the halving splits
 
 
@@ -69,19 +69,15 @@ def instruction_tiles(patterns: Sequence[Pattern]) -> Tiles:
             if n.op == "dot":
                 lhs = _largest(p.nodes[n.children[0]].shape, corners)
                 contraction = math.prod(lhs[d] for d in dict(n.attrs).get("lhs_contracting_dims", ()))
-            fed = frozenset(op for k in n.children for op in _feeding(p, k)) & {"dot"}
-            tiles.setdefault((n.op, n.dtype), set()).add((_largest(n.shape, corners), contraction, fed))
+            on_dot = any(_dot_below(p, k) for k in n.children)
+            tiles.setdefault((n.op, n.dtype), set()).add((_largest(n.shape, corners), contraction, on_dot))
     return {k: frozenset(v) for k, v in tiles.items()}
 
 
-def _feeding(p: Pattern, i: int) -> set[str]:
-    """The operators below pattern node i that compute, looking through views and converts."""
+def _dot_below(p: Pattern, i: int) -> bool:
+    """Is pattern node i a dot, looking through views and converts?"""
     n = p.nodes[i]
-    if n.param is not None:
-        return set()
-    if n.op not in PASS_THROUGH:
-        return {n.op}
-    return {op for k in n.children for op in _feeding(p, k)}
+    return n.op == "dot" or (n.op in PASS_THROUGH and any(_dot_below(p, k) for k in n.children))
 
 
 def _corners(p: Pattern) -> list[list[tuple]] | None:
@@ -157,14 +153,10 @@ def tile_split_rule(tiles: Tiles) -> Rule:
 def _cuts(tiles: Tiles, view: View, node: ENode) -> list[tuple[list[int], tuple[int, int] | None]]:
     """(tile sizes, contraction cut) for each instruction computing ``node``'s operator and
     dtype from operands like its own (a dot-fed size only where an operand class has a dot)."""
-    sizes = sorted({(e, k) for e, k, fed in tiles.get((node.op, node.type.dtype.name), ())
-                    if all(any(view.find(x, op) for x in node.children) for op in fed)})
-    return [(_aligned(e, node.type.shape), _contraction(Make(view), node, k)) for e, k in sizes]
-
-
-def computed_whole(tiles: Tiles, view: View, node: ENode) -> bool:
-    """Does some instruction compute this node at its whole size?"""
-    return any(tile == list(node.type.shape) and k is None for tile, k in _cuts(tiles, view, node))
+    sizes = sorted({(e, k) for e, k, on_dot in tiles.get((node.op, node.type.dtype.name), ())
+                    if not on_dot or any(view.find(x, "dot") for x in node.children)})
+    mk = Make(view)
+    return [(_aligned(e, node.type.shape), _contraction(mk, node, k)) for e, k in sizes]
 
 
 def _contraction(mk: Make, node: ENode, contraction: float) -> tuple[int, int] | None:
