@@ -54,6 +54,17 @@ def test_an_accumulating_add_is_also_cut_to_the_tile_dot_size():
     assert {p.type.shape for r in results for p in pieces(r, "add")} == {(1, 16), (16, 16)}
 
 
+def test_unit_dimensions_do_not_take_an_instruction_extent():
+    """Sizes align modulo unit dimensions: a column f32[14, 1] is one vmulps row as
+    f32[1, 14] is (views relate the two), not 14 single elements (on AMX K3 these
+    single elements and their views were most of the e-graph); f32[32, 1] is two."""
+    rule = tile_split_rule(tiles_of("amx"))
+    assert not fire(rule, op("multiply", P(0, "f32", 14, 1), P(1, "f32", 14, 1)))
+    col = P(0, "f32", 32, 1)
+    (r,) = check_rule(rule, op("multiply", col, col))
+    assert [p.type.shape for p in pieces(r, "multiply")] == [(16, 1), (16, 1)]
+
+
 def test_scalar_operands_stay_whole_and_remainders_are_cut():
     x = P(0, "f32", 3, 20)
     lo, hi = const(-1, "f32"), const(1, "f32")

@@ -105,9 +105,15 @@ def _largest(shape: Sequence, corners: list[list[tuple]] | None) -> Extents:
 
 
 def _aligned(extents: Extents, shape: Sequence[int]) -> list[int]:
-    """Tile sizes for ``shape``: ``extents`` aligned from the innermost, missing ones 1."""
-    pad = (1.0,) * max(0, len(shape) - len(extents)) + extents
-    return [int(min(n, max(1, e))) for n, e in zip(shape, pad[len(pad) - len(shape):])]
+    """Tile sizes for ``shape``: ``extents`` aligned from the innermost, missing ones 1,
+    modulo unit dimensions on both sides (views relate f32[14, 1] and f32[1, 14]: a
+    row instruction of 16 does not cut that column into 14 single elements)."""
+    ext = [e for e in extents if e != 1]
+    dims = [d for d, n in enumerate(shape) if n != 1]
+    tile = [1] * len(shape)
+    for d, e in zip(reversed(dims), reversed(ext)):
+        tile[d] = int(min(shape[d], e))
+    return tile
 
 
 def _starts(n: int, t: int) -> list[tuple[int, int]]:
