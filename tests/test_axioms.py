@@ -1082,6 +1082,27 @@ def test_saturation_stops_at_its_deadline_within_a_class():
     assert time.perf_counter() - t0 < 0.6 and not stats.saturated
 
 
+def test_a_rule_out_of_matches_resumes_past_where_it_stopped():
+    """A rule that keeps matching in the first classes it reaches (each firing adds a node
+    there) gets to every class, one per iteration with a budget of one: each iteration
+    starts past the class where its budget ran out (before, the first class took every
+    iteration's budget and the rest starved)."""
+    from runtime_skeleton.isel.rules import rule
+
+    eg = TensorEGraph()
+    refs = [eg.add(op("negate", P(i, "f32", 4))) for i in range(6)]
+    eg.flush()
+    fresh = itertools.count(100)
+
+    @rule("flood", {"negate", "input"}, {"input"})
+    def flood(view, c, n):  # noqa: ANN001, ANN202
+        if view.find(c, "negate"):  # not sound: a scheduling test, nothing is evaluated
+            yield Term("input", n.type, (), {"index": next(fresh)})
+
+    run_rules(eg, [flood], iterations=len(refs), max_matches=1, max_nodes=10_000)
+    assert all(len(eg.view.nodes(eg.class_of(r))) == 2 for r in refs)
+
+
 def test_commutativity_and_copies_saturate():
     eg = TensorEGraph()
     eg.add(op("add", P(0, "f32", 3), op("multiply", P(1, "f32", 3), P(2, "f32", 3))))

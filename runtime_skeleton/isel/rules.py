@@ -105,7 +105,11 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
     """Apply every rule at every matching node, ``iterations`` times or until
     nothing changes (saturation), the node limit, or the deadline. A rule adds at
     most ``max_matches`` results per iteration (egg's backoff, simplified): the
-    rest wait for the next iteration, so no single rule floods the e-graph. A rule fires
+    rest wait for the next iteration, so no single rule floods the e-graph, and there the
+    rule starts past the class where its budget ran out (classes in id order, round robin):
+    otherwise the first classes, which keep gaining nodes, take every iteration's
+    budget and the last ones starve (AMX K4's rows past the third never got their
+    vbroadcastss; with the rotation the kernel maps at 14k e-nodes). A rule fires
     once per (class, node); one that reads the nodes below (``watch_operands`` levels
     deep) fires again when one of those classes has gained nodes since. ``admit``
     drops results that can never lead to an instruction (see phase1.signature_filter)."""
@@ -127,7 +131,12 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
         before = (sum(len(v) for _, v in view.items()), len(list(view)))
         budget = dict.fromkeys((r.name for r in rules), max_matches)
         out_of_time = False
-        for c, nodes in view.items():
+        resume = eg.resume
+        eg.resume = {name: c for name, c in resume.items() if name not in budget}  # other rule sets' (closures)
+        ids = sorted(view)
+        last = max(resume.values(), default=None)
+        for lap, c in [(0, c) for c in ids] + [(1, c) for c in ids if last is not None and c <= last]:
+            nodes = view.nodes(c)
             fit = candidates(nodes[0].type)
             for j, n in enumerate(nodes):
                 # checked per node: the patterns of one large class can take seconds
@@ -136,6 +145,8 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
                     break
                 signatures: dict[int, tuple] = {}  # per depth: shared by the rules watching that deep
                 for r in fit.get(n.op, []) + (fit.get(ANY, []) if j == 0 else []):
+                    if (r.name in resume and c <= resume[r.name]) != (lap == 1):
+                        continue  # lap 0 past where its budget ran out, lap 1 up to there
                     key = (r.name, c, n)
                     if r.watch_operands:
                         if r.watch_operands not in signatures:
@@ -149,6 +160,8 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
                             continue
                         eg.union(c, t)
                         budget[r.name] -= 1
+                        if budget[r.name] == 0:
+                            eg.resume[r.name] = c
                         stats.per_rule[r.name] = stats.per_rule.get(r.name, 0) + 1
             if out_of_time:
                 break
