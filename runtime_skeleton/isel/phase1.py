@@ -46,6 +46,10 @@ class Limits:
     graphs_per_round: int = 32  # pii graphs extracted per k
     max_pii_nodes: int = 4096  # cap on Γ(k)
     expand_from: int = 6  # round k from which the expansive rules run even before the cheap ones saturate
+    # (they also join once the e-graph holds half of max_nodes: the other half is theirs)
+    cheap_steps: int = 2  # iterations of the cheap rules per round until the expansive ones join: chains of
+    # view rewrites (a row's slice pushed through reshapes, transposes and a broadcast to its scalar) are
+    # ~10 steps deep, and AMX K3/K4 map whole with the cheap rules alone after 9
     isa_closure: int = 4  # after each round with the expansive rules, iterations of only the IR-to-ISA and
     # identity rules: an instruction whose operand is a view in its own layout (a tile) gets the instructions
     # producing that operand in the same round, not one round later each
@@ -222,16 +226,17 @@ class InstructionSelector:
         for k in range(1, lim.iterations + 1):
             if stop is not None and stop(k):
                 break
-            # Cheap rules first; the expansive ones (tiling splits, identity matmuls)
-            # join once the cheap ones saturate (in that same round) or at round expand_from.
+            # Cheap rules first; the expansive ones (tiling splits, identity matmuls) join once
+            # the cheap ones saturate (in that same round), at round expand_from, or at half the node limit.
             for _ in range(0 if frozen or hold else 2):
-                if not expanded and (saturated or k >= lim.expand_from):
+                half_full = 2 * self.stats.saturation.nodes >= lim.max_nodes
+                if not expanded and (saturated or k >= lim.expand_from or half_full):
                     expanded, saturated = True, False
                 if saturated:
                     break
                 self.stats.saturation.saturated = False
-                run_rules(self.eg, self.rules if expanded else cheap, iterations=1, max_nodes=lim.max_nodes,
-                          deadline=deadline, stats=self.stats.saturation, admit=self.admit)
+                run_rules(self.eg, self.rules if expanded else cheap, iterations=1 if expanded else lim.cheap_steps,
+                          max_nodes=lim.max_nodes, deadline=deadline, stats=self.stats.saturation, admit=self.admit)
                 saturated = self.stats.saturation.saturated
                 if expanded or not saturated:
                     break
