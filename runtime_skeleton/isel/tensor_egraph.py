@@ -17,7 +17,7 @@ class TensorEGraph:
         self._decode: dict[str, tuple[TensorType, Mapping[str, Any]]] = {}
         self.view = View({})
         self.fired: set[tuple] = set()  # (rule, class, node) already applied
-        self.resume: dict[str, ClassId] = {}  # rule -> class where run_rules' next iteration starts (see there)
+        self.resume: dict[str, ClassId] = {}  # rule -> class where its match budget last ran out (run_rules)
         # Terms rules return are mostly there already: (op, key, operand classes) -> class of
         # the snapshot, and the nodes added since it, so that only new nodes reach egglog.
         self._index: dict[tuple, ClassId] = {}

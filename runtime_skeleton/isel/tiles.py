@@ -10,7 +10,8 @@ e-graph passed 200k e-nodes before any pii graph came.
 ``instruction-tiling`` cuts an operator in one rewrite into pieces of the size one
 instruction's semantics computes it at: for each node of an instruction pattern with
 the same operator and dtype, its extents at the largest α (aligned from the
-innermost dimension; a dimension the pattern lacks counts as 1). An f32[16, 32] add
+innermost dimension, unit dimensions skipped on both sides; a dimension the pattern
+lacks counts as 1). An f32[16, 32] add
 becomes a concatenation of 32 f32[1, 16] adds for vaddps (and, when it adds to a dot's
 result, also of two f32[16, 16] adds for tdpbf16ps' accumulation). The result is the same as a sequence of halving
 splits would give (a concatenation of the operator over slices of its operands), so
@@ -112,7 +113,7 @@ def _aligned(extents: Extents, shape: Sequence[int]) -> list[int]:
     dims = [d for d, n in enumerate(shape) if n != 1]
     tile = [1] * len(shape)
     for d, e in zip(reversed(dims), reversed(ext)):
-        tile[d] = int(min(shape[d], e))
+        tile[d] = int(min(shape[d], max(1, e)))
     return tile
 
 
