@@ -4,10 +4,10 @@
 For each kernel: InstructionSelector(target, kernel, Limits(timeout, max_nodes)).first(),
 timed; a kernel with no pii graph gets phase 1's reason (node limit, round limit or time
 limit). Kernels the target refuses before phase 1 (tuple parameters) are reported as such.
-The issue-4 figures (2026-11-26, 2 cores): at the defaults (20 s, 20k e-nodes) 27 of the 31
+The issue-4 figures (2026-11-27, 2 cores): at the defaults (20 s, 20k e-nodes) 28 of the 31
 pairs the compiler runs map whole (20 before the instruction-sized tiling splits, 25 before
 the unit-dimension alignment, the match-budget round robin and two cheap iterations per
-round); see the session notes.
+round, 27 before a dot's converted operands were left to the dot's cuts); see the session notes.
 
     python bench/phase1_whole.py --target amx [--kernels amx_k1 ...] [--timeout 20] [--max-nodes 20000]
 """

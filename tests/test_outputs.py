@@ -2,6 +2,7 @@
 programs run in sequence over the whole kernel's tensors (superopt.outputs)."""
 from __future__ import annotations
 
+import collections
 import pathlib
 import time
 
@@ -132,14 +133,17 @@ def test_an_output_no_instruction_computes_is_named():
 
 
 @pytest.mark.slow
-def test_onednn_k5_compiles_one_output_at_a_time():
-    """oneDNN K5 (Act App. E): K1's int8 GEMM and an independent f32 chain requantized to
-    u8 (vcvttps2dq, then vpmovusdb's unsigned saturation)."""
+def test_onednn_k5_compiles_whole():
+    """oneDNN K5 (Act App. E): K1's int8 GEMM (Table 4's 16 AMX instructions) and an
+    independent f32 chain requantized to u8 (vcvttps2dq, then vpmovusdb's unsigned
+    saturation), as one straight-line program (before phase 1 left a dot's converted
+    operands to the dot's cuts, it compiled one output at a time)."""
     res = compile_hlo(AMX, ROOT / "examples/kernels/amx_k5.hlo")
-    assert len(res.parts) == 2
     assert verify(AMX, res, seeds=(0, 1, 2)) == []
-    used = {i.name for i in res.parts[1].program.flat()}
-    assert {"vcvttps2dq", "vpmovusdb"} <= used
+    used = collections.Counter(i.name for i in res.program.flat())
+    assert not res.parts and used["vpmovusdb"] == 3 and used["vcvttps2dq"] == 3
+    assert {k: used[k] for k in ("tileloadd", "tilezero", "tdpbusd", "tilestored")} == dict.fromkeys(
+        ("tileloadd", "tilezero", "tdpbusd", "tilestored"), 4)
 
 
 def test_outputs_too_large_for_straight_line_code_go_to_their_parts_at_once(monkeypatch):

@@ -75,6 +75,7 @@ class View:
 
     def __init__(self, classes: Mapping[ClassId, list[ENode]]):
         self._classes = classes
+        self._dot_operands: frozenset[ClassId] | None = None
 
     def __iter__(self) -> Iterator[ClassId]:
         return iter(self._classes)
@@ -90,6 +91,13 @@ class View:
 
     def items(self):  # noqa: ANN201
         return self._classes.items()
+
+    def dot_operands(self) -> frozenset[ClassId]:
+        """Classes some dot node takes as an operand."""
+        if self._dot_operands is None:
+            self._dot_operands = frozenset(k for ns in self._classes.values() for n in ns if n.op == "dot"
+                                           for k in n.children)
+        return self._dot_operands
 
     def find(self, c: ClassId, op: str) -> list[ENode]:
         """The nodes of class ``c`` with operator ``op``."""

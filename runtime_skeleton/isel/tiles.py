@@ -21,6 +21,12 @@ the pieces; float sums are left to the halving splits). Copies are not cut here:
 copy-intro puts one on every value, and the row copies of each cost more e-nodes than
 they save (AMX transpose_4d no longer mapped at the default limits).
 
+A convert a dot takes as an operand is not cut either: its pieces come from the dot's
+cuts (slices pushed through it). Cut to vpmovsxbd's rows besides tdpbusd's [64, 16],
+AMX K1's VNNI weights gave 128 rows, each with ~5 views: K1 mapped at 31k e-nodes in
+5 s, K5 (K1 and an f32 chain) not at all; without them 523 e-nodes in 0.5 s, and K5
+maps in 12 s.
+
 An operator some instruction computes whole (each extent within one instruction's) is
 not cut: tdpbusd converts a whole u8[16, 64] tile to s32, and cutting that into
 vpmovzxbd's rows first made the tile program of the VNNI reduction loop take 4.8 s to
@@ -146,6 +152,8 @@ def tile_split_rule(tiles: Tiles) -> Rule:
     @rule("instruction-tiling", ops, ops | {"slice", "concatenate", "add"})
     def tile_split(view: View, c, node: ENode) -> Iterator[Arg]:  # noqa: ANN001
         """op(x, ..) = concat of op over slices of x, .., cut at an instruction's size in one step."""
+        if node.op == "convert" and c in view.dot_operands():
+            return  # the dot's cuts slice it
         mk = Make(view)
         cuts = _cuts(tiles, mk, node)
         if any(tile == node.type.shape and k is None for tile, k in cuts):
