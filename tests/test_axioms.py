@@ -736,7 +736,16 @@ def _():
             sl(rs(P(0, "f32", 35), 7, 5), (2, 5), (0, 5)),  # whole rows: contiguous
             sl(rs(P(0, "u8", 20), 4, 5), (0, 4, 2), (0, 5)),  # every other row
             sl(rs(P(0, "u8", 256), 1, 16, 4, 4), (0, 1), (2, 3), (1, 4, 2), (0, 4)),  # every other float of a row
-            sl(rs(P(0, "s8", 36), 12, 3), (1, 12, 4), (0, 3))]
+            sl(rs(P(0, "s8", 36), 12, 3), (1, 12, 4), (0, 3)),
+            sl(rs(P(0, "u8", 64), 8, 8), (0, 8, 2), (3, 4)),  # a column of every other row: 4 runs, 16 apart
+            sl(rs(P(0, "u8", 96), 1, 12, 2, 4), (0, 1), (1, 12, 3), (0, 1), (0, 4))]  # rows 3 apart, a size-1 dim between
+
+
+@cases("slice-strided-columns")
+def _():
+    return [sl(P(0, "f32", 16, 64), (0, 16, 2), (1, 64, 3)),  # 21 columns of every other row
+            sl(P(0, "u8", 6, 10), (1, 6), (0, 10, 4)),
+            sl(P(0, "s32", 2, 6, 9), (1, 2), (0, 6, 2), (2, 9, 3))]
 
 
 @cases("slice-reshape")
@@ -921,6 +930,9 @@ NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
     ("slice-reshape-strided", lambda: sl(rs(P(0, "u8", 60), 3, 4, 5), (0, 3, 2), (0, 4), (1, 3))),
     ("slice-reshape-strided", lambda: sl(rs(P(0, "u8", 60), 3, 4, 5), (0, 2), (0, 4, 2), (0, 5))),
     ("slice-reshape", lambda: sl(rs(P(0, "f32", 4, 6), 24), (2, 9))),  # crosses a row of the merged dims
+    ("slice-strided-columns", lambda: sl(P(0, "f32", 4, 8), (1, 2), (0, 8, 2))),  # one row: a window already
+    ("slice-strided-columns", lambda: sl(P(0, "f32", 4, 8), (0, 4, 2), (0, 8))),  # no stride in the columns
+    ("slice-strided-columns", lambda: sl(P(0, "f32", 3, 4, 5), (0, 3, 2), (0, 4), (1, 5, 2))),  # columns no windows
     ("bitcast-convert-concat", lambda: bc(cat(1, P(0, "u8", 3, 2), P(1, "u8", 3, 2)), "s32")),  # the byte dim
     ("reshape-concat", lambda: rs(cat(1, P(0, "f32", 2, 3), P(1, "f32", 2, 5)), 16)),  # columns are not runs
     ("transpose-squeeze", lambda: tr(P(0, "f32", 3, 5), 1, 0)),

@@ -48,13 +48,19 @@ ENTRY main {
     assert block_plan(load_kernel(kernel)) is None
 
 
-def test_row_halves_swapped_compile_block_by_block():
-    """Sixteen f32 rows with their halves swapped: as one kernel, phase 1 reaches its node
-    limit in 60 s (every 16-row tile of the result straddles the halves); block by block
-    each half is a copy of eight rows of the input into its place in the output."""
-    res = compile_module(AMX, load_kernel(_halves_swapped(16, 16)), CompileOptions(deterministic=True, timeout=40))
-    assert res.part_kind == "block" and len(res.parts) == 2
+def test_row_halves_swapped_compile_whole_in_tiles_of_eight_rows():
+    """Sixteen f32 rows with their halves swapped. Until 2026-11-27 phase 1 reached its node
+    limit on the whole kernel (every 16-row tile of the result straddles the halves), and it
+    compiled block by block (two row copies, 34 s). Now a tile of 8 rows is the leading
+    rows of a 16-row tile load (``leading-rows:tileloadd``): one tileloadd and one
+    tilestored per half, straight-line. The blocks remain its fallback; the padded kernels
+    below still need them."""
+    module = load_kernel(_halves_swapped(16, 16))
+    res = compile_module(AMX, module, CompileOptions(deterministic=True, timeout=40))
+    assert res.part_kind == "" and sorted(i.name for i in res.program.flat()) == ["tileloadd"] * 2 + ["tilestored"] * 2
+    assert {i.attrs["rows"] for i in res.program.flat()} == {8}
     assert verify(AMX, res, seeds=(0, 1)) == []
+    assert block_plan(module) is not None
 
 
 def _padded(rows: int, cols: int, padding: str) -> str:

@@ -8,7 +8,12 @@ import pathlib
 import pytest
 
 from runtime_skeleton.hlo import parse_file, parse_module
+from runtime_skeleton.ir.dtypes import DTYPES
+from runtime_skeleton.ir.types import TensorType
+from runtime_skeleton.isel.isa_rules import isa_rules
 from runtime_skeleton.isel.phase1 import InstructionSelector, Limits
+from runtime_skeleton.isel.rule_check import check_rule, fire
+from runtime_skeleton.isel.terms import Term
 from runtime_skeleton.isel.substitute import pii_graph_to_module
 from runtime_skeleton.reference import evaluate
 from runtime_skeleton.reference.compare import compare_outputs
@@ -320,6 +325,31 @@ def _first(tname, kernel, timeout=60.0):
     g = sel.first()
     assert _check(sel, g, module, 0) == [], g.describe()
     return g, collections.Counter(n.op for n in g.nodes if n.is_instruction)
+
+
+def test_a_strided_gather_is_a_tile_load_and_store_per_column():
+    """x[0:16:2, 1:64:3] is 21 columns (slice-strided-columns), each 8 elements 512 bytes
+    apart in x (a strided window) and 84 apart in the result: a tileloadd of 8 rows of 4
+    bytes, and a tilestored reading the tile's first 8 rows (leading-rows:tileloadd: the
+    tile's 16 rows are the 8 padded with zeros). Before: no pii graph at 234k e-nodes."""
+    g, ops = _first("amx", "tests/data/strided_gather.hlo", timeout=20.0)
+    assert ops == {"tileloadd": 21, "tilestored": 21}
+    assert {(n.attrs["rows"], n.attrs["colsb"], n.attrs["stride"]) for n in g.nodes if n.op == "tileloadd"} == \
+        {(8, 4, 512)}
+    assert {(n.attrs["rows"], n.attrs["colsb"], n.attrs["stride"]) for n in g.nodes if n.op == "tilestored"} == \
+        {(8, 4, 84)}
+
+
+def test_a_value_of_fewer_tile_rows_is_the_leading_rows_of_a_full_tile():
+    """leading-rows:tileloadd, checked with the reference interpreter: x = slice(view(concat(x', 0)))."""
+    rules = {r.name: r for r in isa_rules(target("amx"))[0]}
+    (rhs,) = check_rule(rules["leading-rows:tileloadd"], Term("parameter", TensorType(DTYPES["s8"], (1, 8, 64)),
+                                                              (), {"parameter_number": 0}))
+    assert rhs.op == "slice" and rhs.args[0].type.shape == (1, 16, 64)
+    assert not fire(rules["leading-rows:tileloadd"], Term("parameter", TensorType(DTYPES["s8"], (1, 16, 32)), (),
+                                                          {"parameter_number": 0}))  # fewer bytes a row: no
+    assert not fire(rules["leading-rows:vmovups_load"], Term("parameter", TensorType(DTYPES["f32"], (1, 5)), (),
+                                                             {"parameter_number": 0}))  # lanes are no rows
 
 
 def test_amx_tile_is_four_instructions():

@@ -29,6 +29,7 @@ unless another instruction of the target computes y by itself.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -38,6 +39,7 @@ from weakref import WeakKeyDictionary
 import z3
 
 from ..hlo import parse_module
+from ..ir.attrs import SliceDim
 from ..ir.dtypes import dtype
 from ..ir.graph import Instruction, Module
 from ..ir.types import TensorType
@@ -618,7 +620,68 @@ def isa_rules(target: TargetDef) -> tuple[list[Rule], list[Pattern]]:
         rules.append(Rule(f"isa:{p.ins.name}", root_ops(p), frozenset({PII_PREFIX + p.ins.name}),
                           _applier(p, solver), doc=f"g_{p.ins.name} -> {p.ins.name}", watch_operands=WATCH_DEPTH,
                           accepts=_root_type(p)))
+    rules += [r for p in patterns if (r := leading_rows_rule(target, p)) is not None]
     return rules, patterns
+
+
+def leading_rows_rule(target: TargetDef, p: Pattern) -> Rule | None:
+    """For an instruction that writes a fixed number of buffer rows, zeros past the ones its
+    attributes name (AMX tileloadd: a whole tile of 16 rows, rows past ``rows`` zero): a
+    value of fewer rows is the leading rows of itself padded with zeros to the instruction's
+    result, x = slice(view(concat(x', 0))) with x' a view of x in the semantics' concatenated
+    form. The instruction then matches the padded value, and slice^H, a data slice of the
+    buffer, gives the rows (a tile store of 8 rows reads tmm[t : 1, 0 : 8] of a tile loaded
+    with rows = 8). None for an instruction whose result is not so."""
+    root = p.nodes[p.root]
+    k = p.root
+    while p.nodes[k].op in VIEW_OPS and p.nodes[k].param is None:
+        k = p.nodes[k].children[0]
+    cat = p.nodes[k]
+    buf = target.buffers[p.ins.output.buffer]
+    m = len(buf.access_shape)
+    if cat.op != "concatenate" or len(cat.children) != 2 or not _is_zeros(p, cat.children[1]) or \
+            not all(isinstance(n, int) for n in root.shape + cat.shape):
+        return None
+    (d,) = dict(cat.attrs)["dimensions"]
+    if any(n != 1 for n in cat.shape[:d]):  # the leading rows are a prefix of the bytes
+        return None
+    cat_t = TensorType(dtype(cat.dtype), cat.shape)
+    root_t = TensorType(dtype(root.dtype), root.shape)
+    per_row = cat_t.dtype.nbytes * math.prod(cat.shape[d + 1:])
+
+    def accepts(t: TensorType) -> bool:
+        diff = [e for e in range(t.rank) if t.shape[e] != root.shape[e]] if t.rank == len(root.shape) else None
+        return t.dtype == root_t.dtype and diff is not None and len(diff) == 1 and diff[0] < m and \
+            t.shape[diff[0]] < root.shape[diff[0]] and all(n == 1 for n in t.shape[:diff[0]])
+
+    def apply(view: View, c: ClassId, node: ENode) -> Iterator[Term]:
+        t = view.type(c)
+        nbytes = t.dtype.nbytes * math.prod(t.shape)
+        if not accepts(t) or nbytes % per_row:
+            return
+        part = TensorType(cat_t.dtype, tuple(nbytes // per_row if e == d else n for e, n in enumerate(cat.shape)))
+        x = next((Class(q) for q in view_closure(view, c) if view.type(q) == part), None)
+        x = x if x is not None else view_term(Class(c), t, part)
+        rest = TensorType(cat_t.dtype, tuple(cat.shape[d] - part.shape[d] if e == d else n
+                                             for e, n in enumerate(cat.shape)))
+        zeros = Term("broadcast", rest, (zero_term(rest.dtype),), {"dimensions": ()})
+        padded = view_term(Term("concatenate", cat_t, (x, zeros), {"dimensions": (d,)}), cat_t, root_t)
+        (e,) = [e for e in range(t.rank) if t.shape[e] != root.shape[e]]
+        spec = tuple(SliceDim(0, t.shape[e] if i == e else n, 1) for i, n in enumerate(root.shape))
+        yield Term("slice", t, (padded,), {"slice": spec})
+
+    return Rule(f"leading-rows:{p.ins.name}", frozenset({ANY}), frozenset({"slice", "concatenate", "broadcast"}),
+                apply, doc=leading_rows_rule.__doc__ or "", accepts=accepts)
+
+
+def _is_zeros(p: Pattern, i: int) -> bool:
+    """Is pattern node ``i`` a broadcast of the constant 0?"""
+    n = p.nodes[i]
+    if n.op != "broadcast":
+        return False
+    c = p.nodes[n.children[0]]
+    lit = dict(c.attrs).get("literal")
+    return c.op == "constant" and lit is not None and not lit.shape and not lit.array.any()
 
 
 def root_ops(p: Pattern) -> frozenset[str]:

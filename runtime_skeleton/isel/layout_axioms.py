@@ -5,7 +5,9 @@ Byte-flattening (bflat, Act Def. 7) puts every kernel input and output in
 row-major byte order behind reshape and bitcast-convert. A tile of a matrix is
 then a strided window of that byte vector: a tile load reads ``rows`` runs of
 ``width`` bytes, ``C`` bytes apart (``slice-reshape-strided``, the form of the
-strided load semantics: pad / reshape / slice), and a matrix tiled along its
+strided load semantics: pad / reshape / slice; rows may also be a stride of rows
+apart, and a slice strided along its rows' elements is the concatenation of its
+columns, ``slice-strided-columns``, each such a window), and a matrix tiled along its
 columns is written by one read-modify-write strided store per tile, each keeping
 the bytes between its rows (``concat-strided-store``, the form of the strided
 store semantics: concatenate with the kept bytes of ``old``). The other rules
@@ -28,6 +30,9 @@ from .axioms import Arg, Make, axiom, count, splat
 from .egraph import ClassId
 from .isa_rules import UNDEF
 from .terms import Class, ENode, Term, View
+
+
+MAX_COLUMNS = 64  # slice-strided-columns: a wider strided slice is left whole
 
 
 def _prod(xs: Iterable[int]) -> int:
@@ -76,12 +81,15 @@ def slice_bitcast_convert(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
 
 
 def row_window(shape: Sequence[int], spec: Sequence[SliceDim]) -> tuple[int, int, int, int] | None:
-    """A unit-stride slice of a row-major tensor as a window of its flat elements:
+    """A slice of a row-major tensor as a window of its flat elements:
     (start, rows, width, row_length) when the slice is ``rows`` runs of ``width``
     consecutive elements, ``row_length`` apart; None when it is not (several partial outer
-    dimensions, a stride outside the innermost sliced dimension), is empty, or is the whole
-    tensor. A stride t in the innermost sliced dimension, under single outer indices, makes
-    each of its elements a row: ``count`` runs of the inner elements, t of them apart."""
+    dimensions, a stride in both the innermost sliced dimension and an outer range), is
+    empty, or is the whole tensor. A stride t in the innermost sliced dimension, under
+    single outer indices, makes each of its elements a row: ``count`` runs of the inner
+    elements, t of them apart. A stride t in the outer range, when whole dimensions lie
+    between it and the innermost sliced one, only when those are of size 1: its rows are
+    t rows apart (x[0:16:2, 1:2] is 8 runs of one element, 2 rows apart)."""
     if any(count(s) == 0 for s in spec):
         return None
     partial = [d for d in range(len(shape)) if (spec[d].start, spec[d].limit, spec[d].stride) != (0, shape[d], 1)]
@@ -92,7 +100,7 @@ def row_window(shape: Sequence[int], spec: Sequence[SliceDim]) -> tuple[int, int
     row_length = shape[j] * inner
     # outer dims: single indices, then at most one range, then whole dims
     i = next((d for d in range(j) if count(spec[d]) != 1), None)
-    if any(spec[d].stride != 1 and count(spec[d]) != 1 for d in range(j)):
+    if any(spec[d].stride != 1 and count(spec[d]) != 1 for d in range(j) if d != i):
         return None
     if i is not None and any((spec[d].start, spec[d].limit) != (0, shape[d]) for d in range(i + 1, j)):
         return None
@@ -100,8 +108,13 @@ def row_window(shape: Sequence[int], spec: Sequence[SliceDim]) -> tuple[int, int
     start = first_row * row_length + spec[j].start * inner
     if spec[j].stride != 1 and count(spec[j]) != 1:
         return None if i is not None else (start, count(spec[j]), inner, spec[j].stride * inner)
-    rows = count(spec[i]) * _prod(shape[i + 1:j]) if i is not None else 1
-    return start, rows, count(spec[j]) * inner, row_length
+    if i is None:
+        return start, 1, count(spec[j]) * inner, row_length
+    if spec[i].stride != 1:
+        if _prod(shape[i + 1:j]) != 1:
+            return None
+        row_length *= spec[i].stride
+    return start, count(spec[i]) * _prod(shape[i + 1:j]), count(spec[j]) * inner, row_length
 
 
 def strided_window(mk: Make, flat: Arg, start: int, rows: int, width: int, row_length: int) -> Arg:
@@ -131,6 +144,26 @@ def slice_reshape_strided(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         win = row_window(r.type.shape, node.attrs["slice"])
         if win is not None:
             yield mk.reshape(strided_window(mk, Class(f), *win), node.type.shape)
+
+
+@axiom("slice-strided-columns", {"slice"}, {"slice", "concatenate"})
+def slice_strided_columns(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """A slice with a stride in its innermost sliced dimension j and a range outside it
+    = the concatenation along j of its single-index slices at j, each a strided window
+    (``row_window``): x[0:16:2, 1:64:3] is 21 columns x[0:16:2, 1+3k], each 8 elements
+    2 rows apart, that a strided load reads and a strided store writes."""
+    spec, shape = node.attrs["slice"], view.type(node.children[0]).shape
+    if row_window(shape, spec) is not None:
+        return
+    partial = [d for d in range(len(shape)) if (spec[d].start, spec[d].limit, spec[d].stride) != (0, shape[d], 1)]
+    j = partial[-1] if partial else None
+    if j is None or spec[j].stride == 1 or not 1 < count(spec[j]) <= MAX_COLUMNS:
+        return
+    columns = [[*spec[:j], SliceDim(k, k + 1, 1), *spec[j + 1:]]
+               for k in range(spec[j].start, spec[j].limit, spec[j].stride)]
+    if all(row_window(shape, col) is not None for col in columns):
+        mk = Make(view)
+        yield mk.concat([mk.slice(Class(node.children[0]), col) for col in columns], j)
 
 
 def group_dims(src: Sequence[int], dst: Sequence[int]) -> list[tuple[list[int], list[int]]] | None:
