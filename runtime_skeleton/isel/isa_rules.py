@@ -649,15 +649,21 @@ def leading_rows_rule(target: TargetDef, p: Pattern) -> Rule | None:
     root_t = TensorType(dtype(root.dtype), root.shape)
     per_row = cat_t.dtype.nbytes * math.prod(cat.shape[d + 1:])
 
-    def accepts(t: TensorType) -> bool:
-        diff = [e for e in range(t.rank) if t.shape[e] != root.shape[e]] if t.rank == len(root.shape) else None
-        return t.dtype == root_t.dtype and diff is not None and len(diff) == 1 and diff[0] < m and \
-            t.shape[diff[0]] < root.shape[diff[0]] and all(n == 1 for n in t.shape[:diff[0]])
+    def short_dim(t: TensorType) -> int | None:
+        """The one access dimension along which ``t`` has fewer rows than the root, its
+        rows then a prefix of the root's bytes; None when there is no such dimension."""
+        if t.dtype != root_t.dtype or t.rank != root_t.rank:
+            return None
+        diff = [e for e in range(t.rank) if t.shape[e] != root.shape[e]]
+        ok = len(diff) == 1 and diff[0] < m and t.shape[diff[0]] < root.shape[diff[0]] and \
+            all(n == 1 for n in t.shape[:diff[0]])
+        return diff[0] if ok else None
 
     def apply(view: View, c: ClassId, node: ENode) -> Iterator[Term]:
         t = view.type(c)
+        e = short_dim(t)
         nbytes = t.dtype.nbytes * math.prod(t.shape)
-        if not accepts(t) or nbytes % per_row:
+        if e is None or nbytes % per_row:
             return
         part = TensorType(cat_t.dtype, tuple(nbytes // per_row if e == d else n for e, n in enumerate(cat.shape)))
         x = next((Class(q) for q in view_closure(view, c) if view.type(q) == part), None)
@@ -666,12 +672,11 @@ def leading_rows_rule(target: TargetDef, p: Pattern) -> Rule | None:
                                              for e, n in enumerate(cat.shape)))
         zeros = Term("broadcast", rest, (zero_term(rest.dtype),), {"dimensions": ()})
         padded = view_term(Term("concatenate", cat_t, (x, zeros), {"dimensions": (d,)}), cat_t, root_t)
-        (e,) = [e for e in range(t.rank) if t.shape[e] != root.shape[e]]
         spec = tuple(SliceDim(0, t.shape[e] if i == e else n, 1) for i, n in enumerate(root.shape))
         yield Term("slice", t, (padded,), {"slice": spec})
 
     return Rule(f"leading-rows:{p.ins.name}", frozenset({ANY}), frozenset({"slice", "concatenate", "broadcast"}),
-                apply, doc=leading_rows_rule.__doc__ or "", accepts=accepts)
+                apply, doc=leading_rows_rule.__doc__ or "", accepts=lambda t: short_dim(t) is not None)
 
 
 def _is_zeros(p: Pattern, i: int) -> bool:

@@ -80,6 +80,11 @@ def slice_bitcast_convert(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
             yield _bitcast(mk, mk.slice(Class(b.children[0]), sub), node.type.dtype)
 
 
+def _partial_dims(shape: Sequence[int], spec: Sequence[SliceDim]) -> list[int]:
+    """The dimensions a slice does not take whole."""
+    return [d for d in range(len(shape)) if (spec[d].start, spec[d].limit, spec[d].stride) != (0, shape[d], 1)]
+
+
 def row_window(shape: Sequence[int], spec: Sequence[SliceDim]) -> tuple[int, int, int, int] | None:
     """A slice of a row-major tensor as a window of its flat elements:
     (start, rows, width, row_length) when the slice is ``rows`` runs of ``width``
@@ -92,7 +97,7 @@ def row_window(shape: Sequence[int], spec: Sequence[SliceDim]) -> tuple[int, int
     t rows apart (x[0:16:2, 1:2] is 8 runs of one element, 2 rows apart)."""
     if any(count(s) == 0 for s in spec):
         return None
-    partial = [d for d in range(len(shape)) if (spec[d].start, spec[d].limit, spec[d].stride) != (0, shape[d], 1)]
+    partial = _partial_dims(shape, spec)
     if not partial:
         return None
     j = partial[-1]  # the innermost sliced dimension: one run per row
@@ -155,7 +160,7 @@ def slice_strided_columns(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     spec, shape = node.attrs["slice"], view.type(node.children[0]).shape
     if row_window(shape, spec) is not None:
         return
-    partial = [d for d in range(len(shape)) if (spec[d].start, spec[d].limit, spec[d].stride) != (0, shape[d], 1)]
+    partial = _partial_dims(shape, spec)
     j = partial[-1] if partial else None
     if j is None or spec[j].stride == 1 or not 1 < count(spec[j]) <= MAX_COLUMNS:
         return

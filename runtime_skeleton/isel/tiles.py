@@ -13,8 +13,9 @@ the same operator and dtype, its extents at the largest α (aligned from the
 innermost dimension, unit dimensions skipped on both sides; a dimension the pattern
 lacks counts as 1). An f32[16, 32] add becomes a concatenation of 32 f32[1, 16] adds
 for vaddps (and, when it adds to a dot's result, also of two f32[16, 16] adds for
-tdpbf16ps' accumulation). The result is the same as a sequence of halving splits would give (a concatenation of the operator over slices of its operands), so
-it is exact where those are, and the halving splits still run: this rule only
+tdpbf16ps' accumulation). The result is the same as a sequence of halving splits
+would give (a concatenation of the operator over slices of its operands), so it is
+exact where those are, and the halving splits still run: this rule only
 reaches the instruction sizes first. A dot is cut along its batch and free dimensions
 the same way, and for integer results also along its contraction (a wrapping sum of
 the pieces; float sums are left to the halving splits). Copies are not cut here:
