@@ -533,3 +533,42 @@ def test_a_chain_is_cut_to_instruction_rows_by_the_cheap_rules():
     assert not any(name.endswith("-split") for name in sel.stats.saturation.per_rule)
     assert collections.Counter(n.op for n in g.nodes)["vmulps"] == 4  # two rows of two halves
     assert _check(sel, g, module, 0) == []
+
+
+def _bytes_graph(*spec):
+    """PiiNodes in d0 from (op, args, attrs, size) tuples: input, slice^H, concat^H, or an instruction."""
+    from runtime_skeleton.isel.extract import PiiNode
+    from runtime_skeleton.ir.attrs import SliceDim
+
+    nodes = []
+    for op, args, extra, size in spec:
+        kind = "input" if op == "input" else "pii"
+        attrs = {"index": extra} if op == "input" else \
+            {"slice": (SliceDim(extra, extra + size, 1),)} if op == "slice^H" else \
+            {"dimensions": (0,)} if op == "concat^H" else {}
+        nodes.append(PiiNode(kind, op, "d0", TensorType(DTYPES["u8"], (size,)), attrs, tuple(args), 0))
+    return nodes
+
+
+def test_a_concatenation_of_input_views_out_of_their_order_is_no_pii_graph():
+    """concat^H in HBM of two views of the inputs must find them side by side, in order,
+    in one input (their places are the caller's): otherwise no allocation places it (CSP2)."""
+    from runtime_skeleton.isel.extract import misplaced_input_views
+
+    def concat_of(first, second, other_input=False):
+        return misplaced_input_views(_bytes_graph(
+            ("input", (), 0, 4096), ("input", (), 1, 4096),
+            ("slice^H", (0,), first, 2048), ("slice^H", (1 if other_input else 0,), second, 2048),
+            ("concat^H", (2, 3), None, 4096)), "d0")
+
+    assert concat_of(2048, 0)  # x[8:16] before x[0:8]: the halves swapped
+    assert not concat_of(0, 2048)  # the input itself
+    assert concat_of(0, 2048, other_input=True)  # two inputs are not one region
+    assert concat_of(0, 1024)  # overlapping
+    stored = _bytes_graph(("input", (), 0, 4096), ("slice^H", (0,), 2048, 2048), ("tilestored", (), None, 2048),
+                          ("concat^H", (1, 2), None, 4096))
+    assert not misplaced_input_views(stored, "d0")  # an instruction's result is placed by the allocation
+    nested = _bytes_graph(("input", (), 0, 4096), ("slice^H", (0,), 0, 1024), ("slice^H", (0,), 1024, 1024),
+                          ("concat^H", (1, 2), None, 2048), ("slice^H", (0,), 3072, 1024),
+                          ("concat^H", (3, 4), None, 3072))
+    assert misplaced_input_views(nested, "d0")  # x[0:2048] then x[3072:4096]: a gap

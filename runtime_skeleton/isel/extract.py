@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -193,6 +193,7 @@ class Extractor:
         self._options: dict[Req, list[Choice]] = {}
         self._bounds: dict[tuple, dict[Req, int]] = {}  # (roots, shared) -> lower_bounds (the view is frozen)
         self.truncated = False  # a bound computation stopped at MAX_REACH or the deadline
+        self.misplaced = 0  # graphs dropped: a concat^H of input views no allocation places
         self._const_nodes: dict[ClassId, ENode] | None = None
 
     def _shallowest(self) -> dict[ClassId, ENode]:
@@ -503,7 +504,42 @@ class Extractor:
             if o is None:
                 return None
             outs.append(o)
+        if misplaced_input_views(nodes, self.hbm):
+            self.misplaced += 1
+            return None
         return PiiGraph(nodes, outs)
+
+
+def misplaced_input_views(nodes: Sequence[PiiNode], hbm: str) -> bool:
+    """Does a concat^H in HBM join views of the kernel's inputs that do not lie side by
+    side, in order, in one input? Their places are fixed (the caller's storage), so no
+    allocation places the concatenation (CSP2): e.g. concat(x[8:16], x[0:8]) as
+    concat^H(slice^H(x), slice^H(x)), which phase 1 found first, 51 times, for that
+    kernel on AMX, each refused by phase 2."""
+    place: dict[int, tuple[int, int]] = {}  # node -> (input index, byte offset in it)
+    for v, n in enumerate(nodes):
+        if n.buffer != hbm or n.type.rank != 1:
+            continue
+        if n.kind == "input":
+            place[v] = (n.attrs["index"], 0)
+        elif n.op == "slice^H" and n.args[0] in place:
+            i, at = place[n.args[0]]
+            place[v] = (i, at + n.attrs["slice"][0].start)
+        elif n.op == "concat^H":
+            fixed = [a for a in n.args if a in place]
+            if len(fixed) < 2:
+                continue
+            ends, at = [], 0
+            for a in n.args:
+                if a in place:
+                    ends.append((place[a], at))
+                at += nodes[a].type.shape[0]
+            (i0, p0), o0 = ends[0]
+            if any(i != i0 or p - p0 != o - o0 for (i, p), o in ends[1:]):
+                return True
+            if len(fixed) == len(n.args):
+                place[v] = (i0, p0 - o0)
+    return False
 
 
 def explain(extractor: Extractor, roots: list[ClassId]) -> str:
@@ -514,7 +550,11 @@ def explain(extractor: Extractor, roots: list[ClassId]) -> str:
     bound = extractor.lower_bounds(reqs)
     req = next((r for r in reqs if r not in bound), None)
     if req is None:
-        return "every output can be produced, but each choice is cyclic or exceeds the node bound"
+        why = "every output can be produced, but each choice is cyclic or exceeds the node bound"
+        if extractor.misplaced:
+            why += (f", or concatenates views of the inputs that do not lie side by side in them"
+                    f" ({extractor.misplaced} such pii graphs dropped: no allocation places them)")
+        return why
     path: list[str] = []
     seen: set[Req] = set()
     while req not in seen:
