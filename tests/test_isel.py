@@ -536,7 +536,8 @@ def test_a_chain_is_cut_to_instruction_rows_by_the_cheap_rules():
 
 
 def _bytes_graph(*spec):
-    """PiiNodes in d0 from (op, args, attrs, size) tuples: input, slice^H, concat^H, or an instruction."""
+    """PiiNodes in d0 from (op, args, extra, size): an input (extra: its index), slice^H (extra: its
+    start), concat^H along 0, or an instruction (no attributes)."""
     from runtime_skeleton.isel.extract import PiiNode
     from runtime_skeleton.ir.attrs import SliceDim
 

@@ -526,16 +526,12 @@ def misplaced_input_views(nodes: Sequence[PiiNode], hbm: str) -> bool:
             i, at = place[n.args[0]]
             place[v] = (i, at + n.attrs["slice"][0].start)
         elif n.op == "concat^H":
-            fixed = [a for a in n.args if a in place]
+            offsets = itertools.accumulate((nodes[a].type.shape[0] for a in n.args), initial=0)
+            fixed = [(place[a], at) for a, at in zip(n.args, offsets) if a in place]  # (its place, its offset here)
             if len(fixed) < 2:
                 continue
-            ends, at = [], 0
-            for a in n.args:
-                if a in place:
-                    ends.append((place[a], at))
-                at += nodes[a].type.shape[0]
-            (i0, p0), o0 = ends[0]
-            if any(i != i0 or p - p0 != o - o0 for (i, p), o in ends[1:]):
+            (i0, p0), o0 = fixed[0]
+            if any(i != i0 or p - p0 != o - o0 for (i, p), o in fixed[1:]):
                 return True
             if len(fixed) == len(n.args):
                 place[v] = (i0, p0 - o0)

@@ -665,11 +665,11 @@ def leading_rows_rule(target: TargetDef, p: Pattern) -> Rule | None:
         nbytes = t.dtype.nbytes * math.prod(t.shape)
         if e is None or nbytes % per_row:
             return
-        part = TensorType(cat_t.dtype, tuple(nbytes // per_row if e == d else n for e, n in enumerate(cat.shape)))
+        part = TensorType(cat_t.dtype, tuple(nbytes // per_row if i == d else n for i, n in enumerate(cat.shape)))
         x = next((Class(q) for q in view_closure(view, c) if view.type(q) == part), None)
         x = x if x is not None else view_term(Class(c), t, part)
-        rest = TensorType(cat_t.dtype, tuple(cat.shape[d] - part.shape[d] if e == d else n
-                                             for e, n in enumerate(cat.shape)))
+        rest = TensorType(cat_t.dtype, tuple(cat.shape[d] - part.shape[d] if i == d else n
+                                             for i, n in enumerate(cat.shape)))
         zeros = Term("broadcast", rest, (zero_term(rest.dtype),), {"dimensions": ()})
         padded = view_term(Term("concatenate", cat_t, (x, zeros), {"dimensions": (d,)}), cat_t, root_t)
         spec = tuple(SliceDim(0, t.shape[e] if i == e else n, 1) for i, n in enumerate(root.shape))
