@@ -165,8 +165,10 @@ WHOLE = {("gemmini", k) for k in ("gemmini_ab_plus_ac", "gemmini_ab_plus_c", "ge
                                   "batched_matmul_i8")} | {("amx", k) for k in ("transpose_2d", "amx_k1", "amx_k2")}
 
 # Larger kernels phase 1 maps as a whole at its default limits (Limits(): 20 s, 20k e-nodes),
-# 3-13 s each on a 2-core machine. The other pairs of COMPILED reach the node limit first
-# (see the session notes); the compiler maps those by tiles, which the test below checks.
+# 1-13 s each on a 2-core machine. The other pairs of COMPILED reach the node limit first:
+# slice_concat (see the session notes), and the two AMX f32 matmuls, which would be over 4096
+# straight-line instructions (Γ's cap) and pass 250k e-nodes first. The compiler maps those
+# by tiles or blocks, which the test below checks.
 WHOLE_AT_DEFAULTS = [("gemmini", "transpose_4d"), ("gemmini", "mlp_i8_layer"), ("amx", "amx_k3"), ("amx", "amx_k4"),
                      ("amx", "amx_k5"), ("amx", "transpose_4d"), ("amx", "elementwise_chain_f32"),
                      ("amx", "elementwise_chain_i32")]
@@ -549,6 +551,34 @@ def _bytes_graph(*spec):
             {"dimensions": (0,)} if op == "concat^H" else {}
         nodes.append(PiiNode(kind, op, "d0", TensorType(DTYPES["u8"], (size,)), attrs, tuple(args), 0))
     return nodes
+
+
+HALVES_SWAPPED = """HloModule halves_swapped, entry_computation_layout={(f32[16,64]{1,0})->f32[16,64]{1,0}}
+
+ENTRY main {
+  x = f32[16,64]{1,0} parameter(0)
+  hi = f32[8,64]{1,0} slice(x), slice={[8:16], [0:64]}
+  lo = f32[8,64]{1,0} slice(x), slice={[0:8], [0:64]}
+  ROOT y = f32[16,64]{1,0} concatenate(hi, lo), dimensions={0}
+}
+"""
+
+
+def test_bytes_only_moved_go_in_whole_tiles():
+    """A tile store's operand may be a view of bytes in HBM that no matrix of the closure
+    has in tile rows (isa_rules._flat_source): the halves of x swapped are four contiguous
+    1024-byte tiles loaded and stored (stride = colsb = 64). Before, phase 1 found only
+    aliases of x that no allocation places, and column strips through scratch for
+    transpose_4d."""
+    module = parse_module(HALVES_SWAPPED)
+    sel = InstructionSelector(target("amx"), module)
+    graphs = list(itertools.islice(sel.pii_graphs(), 20))
+    assert graphs, sel.explain()
+    shape = lambda n: (n.op, n.attrs["rows"], n.attrs["colsb"], n.attrs["stride"])  # noqa: E731
+    first = collections.Counter(shape(n) for n in graphs[0].nodes if n.is_instruction)
+    assert first == {("tileloadd", 16, 64, 64): 4, ("tilestored", 16, 64, 64): 4}
+    for i, g in enumerate(graphs):
+        assert _check(sel, g, module, i) == [], f"pii graph {i}:\n{g.describe()}"
 
 
 def test_a_concatenation_of_input_views_out_of_their_order_is_no_pii_graph():

@@ -20,7 +20,8 @@ parameter at the end of such a chain, read from an on-chip buffer, that no class
 of the closure can bind is bound to a view of a matrix of the closure, row for
 row: the operand in the instruction's own layout (an AMX tile s8[1, 16, 64]
 holding a row-major s32[16, 16] result), for which the instruction producing it
-is then selected in turn.
+is then selected in turn. With no matrix in the closure, a byte vector that fills
+the register is bound the same way (bytes only moved: a copy in whole tiles).
 
 Accumulators. An instruction that adds its result to an operand it reads from a
 buffer (AMX tdpbusd's C) also computes the plain result, from zeros: its pattern
@@ -283,7 +284,7 @@ def _match_view(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterat
             yield from _padded_binding(p, i, j, c, closure, view, _with(m, list(known)), passed)
         if bound or end.param is None or end.param not in p.onchip or p.users[j] != 1 or end.dtype == "pred":
             continue
-        src = _view_source(view, closure, end)
+        src = _view_source(view, closure, end, p)
         if src is not None:
             k, row_eq = src
             nm = _with(m, known + ([] if row_eq is True else [row_eq]))
@@ -384,13 +385,14 @@ def _rows(shape: tuple) -> Any:
 _DATA_OPS = VIEW_OPS | {"slice", "concatenate", "copy"}
 
 
-def _view_source(view: View, closure: list[ClassId], end: PNode) -> tuple[ClassId, Any] | None:
+def _view_source(view: View, closure: list[ClassId], end: PNode, p: Pattern) -> tuple[ClassId, Any] | None:
     """The class a parameter is bound to a view of: a class of the closure that is a matrix
     (two dimensions or more besides size-1 ones), its rows the parameter's rows (the
     equation over α that says so). The first that some operation computes (not only a
     view, slice, concatenation or copy of something), where the instruction producing the
-    operand will be found; else the first matrix. A parameter of concrete shape is first
-    bound to a class with the same elements in the same order (a vector as a register row)."""
+    operand will be found; else the first matrix; else a byte vector the size of the register
+    (``_flat_source``). A parameter of concrete shape is first bound to a class with the same
+    elements in the same order (a vector as a register row)."""
     squeezed = tuple(n for n in end.shape if not (isinstance(n, int) and n == 1))
     if all(isinstance(n, int) for n in squeezed):  # a concrete shape: any class with its elements
         same = [k for k in closure if view.type(k).dtype.name == end.dtype
@@ -408,6 +410,26 @@ def _view_source(view: View, closure: list[ClassId], end: PNode) -> tuple[ClassI
             if isinstance(rows, int):
                 return (k, True) if rows == shape[0] else None
             return k, _Fact(rows, shape[0])
+    return _flat_source(view, closure, end, rows, p)
+
+
+def _flat_source(view: View, closure: list[ClassId], end: PNode, rows: Any, p: Pattern) -> tuple[ClassId, Any] | None:
+    """With no matrix in the closure, a byte vector (rank 1, as HBM holds it) that fills the
+    parameter's register: its bytes are the rows one after another (a copy in whole tiles,
+    AMX tileloadd / tilestored with stride = colsb = 64). Only the largest row count the
+    instruction takes: every halving piece of every byte vector would otherwise get a store."""
+    first = next(i for i, n in enumerate(end.shape) if not (isinstance(n, int) and n == 1))
+    after = end.shape[first + 1:]
+    if not all(isinstance(n, int) for n in after):
+        return None
+    row_bytes = math.prod(after) * dtype(end.dtype).nbytes
+    most = rows if isinstance(rows, int) else p.ranges.get(id(rows), (None, None))[1]
+    if most is None:  # rows is an expression in α, not one attribute
+        return None
+    for k in closure:
+        kt = view.type(k)
+        if kt.rank == 1 and not kt.dtype.is_pred and kt.dtype.nbytes * kt.shape[0] == most * row_bytes:
+            return k, (True if isinstance(rows, int) else _Fact(rows, most))
     return None
 
 
