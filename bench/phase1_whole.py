@@ -7,7 +7,9 @@ limit). Kernels the target refuses before phase 1 (tuple parameters) are reporte
 The issue-4 figures (2026-11-27, 2 cores): at the defaults (20 s, 20k e-nodes) 28 of the 31
 pairs the compiler runs map whole (20 before the instruction-sized tiling splits, 25 before
 the unit-dimension alignment, the match-budget round robin and two cheap iterations per
-round, 27 before a dot's converted operands were left to the dot's cuts); see the session notes.
+round, 27 before a dot's converted operands were left to the dot's cuts); slice_concat also maps at
+--max-nodes 50000 --timeout 180 (40 s, 103 instructions) since hbm-round-trip leaves values that only
+move the inputs; see the session notes.
 
     python bench/phase1_whole.py --target amx [--kernels amx_k1 ...] [--timeout 20] [--max-nodes 20000]
 """

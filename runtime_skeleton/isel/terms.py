@@ -70,12 +70,17 @@ class Class:
     id: ClassId
 
 
+_LEAVES = frozenset({"input", "parameter", "undef"})  # undef: bytes a store keeps, whatever they hold
+_MOVES = frozenset({"slice", "concatenate", "copy", "reshape", "bitcast-convert", "transpose"})
+
+
 class View:
     """What rules see: the e-classes of one snapshot, with types."""
 
     def __init__(self, classes: Mapping[ClassId, list[ENode]]):
         self._classes = classes
         self._dot_operands: frozenset[ClassId] | None = None
+        self._moved: frozenset[ClassId] | None = None
 
     def __iter__(self) -> Iterator[ClassId]:
         return iter(self._classes)
@@ -98,6 +103,28 @@ class View:
             self._dot_operands = frozenset(k for ns in self._classes.values() for n in ns if n.op == "dot"
                                            for k in n.children)
         return self._dot_operands
+
+    def moved_inputs(self) -> frozenset[ClassId]:
+        """Classes that only move the kernel's inputs and that no operator computes with: an
+        input, or a slice, concatenation, copy, view, transpose or padding (a strided window)
+        of such classes. Not constants: their bytes in HBM come from the values phase 1
+        materializes, a scalar's reshape included (Gemmini mlp_i8_layer's scale). Not the
+        operands of a computing operator: a strided column that a vector instruction reads
+        is gathered through HBM (an f32 row max on AMX)."""
+        if self._moved is None:
+            moved: set[ClassId] = set()
+            grew = True
+            while grew:
+                grew = False
+                for c, ns in self._classes.items():
+                    if c not in moved and any(n.op in _LEAVES or (n.op in _MOVES and all(k in moved for k in n.children))
+                                              or (n.op == "pad" and n.children[0] in moved) for n in ns):
+                        moved.add(c)
+                        grew = True
+            used = {k for ns in self._classes.values() for n in ns
+                    if n.op not in _MOVES and n.op != "pad" and not n.is_pii for k in n.children}
+            self._moved = frozenset(moved - used)
+        return self._moved
 
     def find(self, c: ClassId, op: str) -> list[ENode]:
         """The nodes of class ``c`` with operator ``op``."""
