@@ -50,9 +50,8 @@ from .bflat import zero_term
 from .convert import reducer_name
 from .egraph import ClassId
 from .rules import ANY, Rule
-from .terms import PII_PREFIX, Class, ENode, Term, View
+from .terms import PII_PREFIX, UNDEF, Class, ENode, Term, View
 
-UNDEF = "undef"
 MAX_MATCHES = 32  # bindings tried per (instruction, class); enough for DAG-shaped patterns
 VIEW_OPS = frozenset({"reshape", "bitcast-convert"})
 MAX_CLOSURE = 24  # classes in a view closure (the e-class first, then breadth first)
@@ -377,9 +376,15 @@ def _view_ends(p: Pattern, i: int) -> list[tuple[int, tuple, tuple[int, ...]]]:
     return out
 
 
+def _row_dim(shape: tuple) -> int | None:
+    """The index of the first dimension that is not the constant 1."""
+    return next((i for i, n in enumerate(shape) if not (isinstance(n, int) and n == 1)), None)
+
+
 def _rows(shape: tuple) -> Any:
     """The first dimension that is not the constant 1 (an int or an expression in α)."""
-    return next((n for n in shape if not (isinstance(n, int) and n == 1)), None)
+    d = _row_dim(shape)
+    return None if d is None else shape[d]
 
 
 _DATA_OPS = VIEW_OPS | {"slice", "concatenate", "copy"}
@@ -418,8 +423,7 @@ def _flat_source(view: View, closure: list[ClassId], end: PNode, rows: Any, p: P
     parameter's register: its bytes are the rows one after another (a copy in whole tiles,
     AMX tileloadd / tilestored with stride = colsb = 64). Only the largest row count the
     instruction takes: every halving piece of every byte vector would otherwise get a store."""
-    first = next(i for i, n in enumerate(end.shape) if not (isinstance(n, int) and n == 1))
-    after = end.shape[first + 1:]
+    after = end.shape[_row_dim(end.shape) + 1:]
     if not all(isinstance(n, int) for n in after):
         return None
     row_bytes = math.prod(after) * dtype(end.dtype).nbytes

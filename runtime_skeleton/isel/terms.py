@@ -70,8 +70,17 @@ class Class:
     id: ClassId
 
 
-_LEAVES = frozenset({"input", "parameter", "undef"})  # undef: bytes a store keeps, whatever they hold
+UNDEF = "undef"  # bytes nothing reads (a store keeps them, whatever they hold)
+_LEAVES = frozenset({"input", "parameter", UNDEF})
 _MOVES = frozenset({"slice", "concatenate", "copy", "reshape", "bitcast-convert", "transpose"})
+
+
+def _moved_operands(n: ENode) -> tuple[ClassId, ...] | None:
+    """The operands a node only moves (a pad's operand, not its padding value); None for a
+    node that computes with its operands."""
+    if n.op in _MOVES:
+        return n.children
+    return n.children[:1] if n.op == "pad" else None
 
 
 class View:
@@ -117,12 +126,12 @@ class View:
             while grew:
                 grew = False
                 for c, ns in self._classes.items():
-                    if c not in moved and any(n.op in _LEAVES or (n.op in _MOVES and all(k in moved for k in n.children))
-                                              or (n.op == "pad" and n.children[0] in moved) for n in ns):
+                    if c not in moved and any(n.op in _LEAVES or ((ks := _moved_operands(n)) is not None
+                                                                  and all(k in moved for k in ks)) for n in ns):
                         moved.add(c)
                         grew = True
             used = {k for ns in self._classes.values() for n in ns
-                    if n.op not in _MOVES and n.op != "pad" and not n.is_pii for k in n.children}
+                    if _moved_operands(n) is None and not n.is_pii for k in n.children}
             self._moved = frozenset(moved - used)
         return self._moved
 
