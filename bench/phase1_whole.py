@@ -16,6 +16,7 @@ move the inputs; see the session notes.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 
 from _common import KERNELS, backend, one_line, print_table, progress
@@ -50,11 +51,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--target", default="amx")
     ap.add_argument("--kernels", nargs="*", help="names in examples/kernels (default: all)")
-    ap.add_argument("--timeout", type=float, default=Limits.timeout)
-    ap.add_argument("--max-nodes", type=int, default=Limits.max_nodes)
+    for f in dataclasses.fields(Limits):  # --timeout, --max-nodes, --iterations, --max-pii-nodes, ...
+        ap.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default)
     args = ap.parse_args()
     names = args.kernels or sorted(p.stem for p in KERNELS.glob("*.hlo"))
-    limits = Limits(timeout=args.timeout, max_nodes=args.max_nodes)
+    limits = Limits(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Limits)})
     rows = []
     for name in names:
         progress(f"{args.target} {name} ...")

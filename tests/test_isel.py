@@ -166,18 +166,26 @@ WHOLE = {("gemmini", k) for k in ("gemmini_ab_plus_ac", "gemmini_ab_plus_c", "ge
                                   "batched_matmul_i8")} | {("amx", k) for k in ("transpose_2d", "amx_k1", "amx_k2")}
 
 # Larger kernels phase 1 maps as a whole at its default limits (Limits(): 20 s, 20k e-nodes),
-# 1-13 s each on a 2-core machine. Of the other pairs of COMPILED, slice_concat maps whole at
-# raised limits (WHOLE_AT_RAISED); the two AMX f32 matmuls would be over 4096 straight-line
-# instructions (Γ's cap) and pass 250k e-nodes first. The compiler maps those by tiles or
-# blocks, which the test below checks.
+# 1-13 s each on a 2-core machine. The other pairs of COMPILED map whole at raised limits
+# (WHOLE_AT_RAISED). The compiler maps those by tiles or blocks, which the test below checks.
 WHOLE_AT_DEFAULTS = [("gemmini", "transpose_4d"), ("gemmini", "mlp_i8_layer"), ("amx", "amx_k3"), ("amx", "amx_k4"),
                      ("amx", "amx_k5"), ("amx", "transpose_4d"), ("amx", "elementwise_chain_f32"),
                      ("amx", "elementwise_chain_i32")]
 
 
-# Pairs that map whole only past the default node limit: slice_concat's four outputs pass
-# 48k e-nodes in round 8, where the last one meets its stores (40 s on a 2-core machine).
-WHOLE_AT_RAISED = {("amx", "slice_concat"): Limits(max_nodes=50_000, timeout=180)}
+# Pairs that map whole only past the default limits (times on a 2-core machine):
+# - slice_concat's four outputs pass 48k e-nodes in round 8, where the last one meets its stores (40 s);
+# - the f32 matmuls are straight-line code of one vbroadcastss per row and contracted element and
+#   one vfmadd231ps per row, column block and contracted element: over 4096 instructions (the
+#   default cap on Γ(k)), from e-graphs of 115k (batched_matmul_f32, 4288 instructions, 105 s)
+#   and 128k e-nodes (gemm_f32, 6677, 230 s) that the cheap rules alone build (expand_from past
+#   the last round, and max_nodes over twice that, keep the halving splits out).
+WHOLE_AT_RAISED = {
+    ("amx", "slice_concat"): Limits(max_nodes=50_000, timeout=180),
+    ("amx", "batched_matmul_f32"): Limits(iterations=13, max_nodes=300_000, timeout=600, max_pii_nodes=8192,
+                                          expand_from=14),
+    ("amx", "gemm_f32"): Limits(iterations=14, max_nodes=300_000, timeout=900, max_pii_nodes=16384, expand_from=15),
+}
 
 
 def _whole(tname, kernel, limits=None):
@@ -208,6 +216,32 @@ COMPILED = [("qkv", "examples/qkv/attention.hlo")] + [
 ] + [("amx", f"examples/kernels/{k}.hlo") for k in (
     "amx_k1", "amx_k2", "amx_k3", "amx_k4", "amx_k5", "batched_matmul_f32", "elementwise_chain_f32",
     "elementwise_chain_i32", "gemm_f32", "slice_concat", "transpose_2d", "transpose_4d")]
+
+
+BATCHED_F32 = """HloModule batched, entry_computation_layout={(f32[2,2,16]{2,1,0}, f32[2,16,16]{2,1,0})->f32[2,2,16]{2,1,0}}
+
+ENTRY main {
+  a = f32[2,2,16]{2,1,0} parameter(0)
+  b = f32[2,16,16]{2,1,0} parameter(1)
+  ROOT d = f32[2,2,16]{2,1,0} dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+}
+"""
+
+
+def test_an_f32_matmul_is_a_chain_of_multiply_adds_per_row():
+    """No AMX instruction's dot reads f32: a batched f32 matmul is, for each of its 4 rows,
+    a vmulps and 15 vfmadd231ps of a broadcast element and a row of b (instruction-tiling
+    cuts it into outer products, summed in the order vfmadd231ps accumulates them, each batch
+    of one a plain matmul). Before: no pii graph at 60k e-nodes, nor for f32[1,4] x f32[4,16]."""
+    module = parse_module(BATCHED_F32)
+    sel = InstructionSelector(target("amx"), module, Limits(timeout=60))
+    graphs = list(itertools.islice(sel.pii_graphs(), 3))
+    assert graphs, sel.explain()
+    ops = collections.Counter(n.op for n in graphs[0].nodes)
+    assert ops["vbroadcastss"] == 4 * 16 and ops["vmovups_load"] == 2 * 16 and ops["vmovups_store"] == 4
+    assert ops["vfmadd231ps"] + ops["vmulps"] + ops["vaddps"] == 4 * 16
+    for i, g in enumerate(graphs):
+        assert _check(sel, g, module, i) == [], f"pii graph {i}:\n{g.describe()}"
 
 
 def _phase1_pieces(tname, module, timeout):

@@ -9,7 +9,7 @@ from runtime_skeleton.isel.isa_rules import isa_rules
 from runtime_skeleton.isel.rule_check import check_rule, fire, subterms
 from runtime_skeleton.isel.tensor_egraph import TensorEGraph
 from runtime_skeleton.isel.terms import Term
-from runtime_skeleton.isel.tiles import MAX_PIECES, instruction_tiles, tile_split_rule
+from runtime_skeleton.isel.tiles import MAX_PIECES, instruction_dots, instruction_tiles, tile_split_rule
 from tests.test_axioms import P, const, dot, op
 from tests.test_isel import target
 
@@ -28,6 +28,10 @@ def pieces(t: Term, name: str) -> list[Term]:
     return out
 
 
+def amx_dots():
+    return instruction_dots(isa_rules(target("amx"))[1])
+
+
 def sizes(tiles, key):
     return {(e, k) for e, k, _ in tiles[key]}
 
@@ -38,6 +42,7 @@ def test_the_sizes_come_from_the_instructions():
     assert ((16, 16), 1.0, True) in amx[("add", "f32")]  # tdpbf16ps' accumulation
     assert ((16, 16), 16) in sizes(gemmini, ("dot", "s32"))  # the 16x16 systolic array, K = 16
     assert ("negate", "f32") not in amx  # no instruction negates: nothing to tile to
+    assert ("bf16", "bf16", "f32") in amx_dots() and ("f32", "f32", "f32") not in amx_dots()
 
 
 def test_an_elementwise_op_is_cut_into_instruction_rows():
@@ -81,18 +86,37 @@ def test_an_integer_dot_is_cut_along_batch_rows_columns_and_contraction():
     lhs = dot(a, b, lc=(2,), rc=(1,), lb=(0,), rb=(0,))
     (r,) = check_rule(tile_split_rule(tiles_of("gemmini")), lhs)
     dots = pieces(r, "dot")
-    # batch 2 x rows {16, 8} x one column block x contraction {16, 16, 8}
+    # batch 2 x rows {16, 8} x one column block x contraction {16, 16, 8}, each batch of
+    # one summed as a plain matmul (reshaped once, not at every add of the sum)
     assert len(dots) == 2 * 2 * 3
-    assert {p.args[0].type.shape for p in dots} == {(1, 16, 16), (1, 16, 8), (1, 8, 16), (1, 8, 8)}
+    assert {p.args[0].type.shape for p in dots} == {(16, 16), (16, 8), (8, 16), (8, 8)}
+    assert not any(d.attrs["lhs_batch_dims"] for d in dots)
 
 
-def test_a_float_dot_keeps_its_contraction_whole():
-    a, b = P(0, "f32", 32, 8), P(1, "f32", 8, 48)
-    lhs = dot(a, b)
-    (r,) = check_rule(tile_split_rule(tiles_of("amx")), lhs, float_order=True)
+def test_a_float_dot_an_instruction_takes_keeps_its_contraction_whole():
+    """tdpbf16ps takes bf16 operands: their f32 dot is cut to its 16 x 16 tiles, not summed anew."""
+    a, b = P(0, "bf16", 32, 8), P(1, "bf16", 8, 48)
+    lhs = dot(op("convert", a, dtype="f32"), op("convert", b, dtype="f32"))
+    (r,) = check_rule(tile_split_rule(tiles_of("amx"), amx_dots()), lhs, float_order=True)
     dots = pieces(r, "dot")
     assert len(dots) == 2 * 3 and all(p.args[0].type.shape == (16, 8) for p in dots)
     assert not pieces(r, "add")  # a float sum is not regrouped
+
+
+def test_a_float_dot_no_instruction_takes_is_cut_into_outer_products():
+    """No AMX instruction's dot reads f32 operands: an f32 dot becomes vfmadd231ps rows, one
+    multiply per contracted element summed in the order they accumulate in (with the halving
+    splits, gemm_f32's pieces passed 400k e-nodes before any pii graph)."""
+    a, b = P(0, "f32", 2, 3), P(1, "f32", 3, 32)
+    (r,) = check_rule(tile_split_rule(tiles_of("amx"), amx_dots()), dot(a, b), float_order=True)
+    dots = pieces(r, "dot")
+    assert len(dots) == 2 * 2 * 3
+    assert {(p.args[0].type.shape, p.args[1].type.shape) for p in dots} == {((1, 1), (1, 16))}
+    row = r.args[0].args[0]  # the first [1, 16] piece: ((k0 + k1) + k2)
+    assert row.op == "add" and row.args[0].op == "add" and row.args[0].args[0].op == "dot"
+    starts = [p.args[0].attrs["slice"][1].start for p in (row.args[0].args[0], row.args[0].args[1], row.args[1])]
+    assert starts == [0, 1, 2]
+    assert not fire(tile_split_rule(tiles_of("amx"), amx_dots()), dot(P(0, "f32", 1, 1), P(1, "f32", 1, 16)))
 
 
 def test_no_cut_at_or_below_the_instruction_size_nor_past_the_piece_limit():

@@ -1003,13 +1003,29 @@ def dot_unit_batch(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     batch, reach a 2-D matmul unit)."""
     mk = Make(view)
     a, b = kids(node)
-    lb, lc, rb, rc = dot_dims(node)
-    for i, (dl, dr) in enumerate(zip(lb, rb)):
+    dims = dot_dims(node)
+    for i, dl in enumerate(dims[0]):
         if mk.type(a).shape[dl] == 1:
-            a1, b1 = _drop_dim(mk, a, dl), _drop_dim(mk, b, dr)
-            lb1, lc1 = _renumber(lb[:i] + lb[i + 1:], dl), _renumber(lc, dl)
-            rb1, rc1 = _renumber(rb[:i] + rb[i + 1:], dr), _renumber(rc, dr)
+            a1, b1, (lb1, lc1, rb1, rc1) = drop_unit_batch(mk, a, b, dims, i)
             yield mk.reshape(mk.dot(a1, b1, node.type.dtype, lc1, rc1, lb1, rb1, base=node), node.type.shape)
+
+
+def unbatched_dot(mk: Make, node: ENode, a: Arg, b: Arg) -> Term:
+    """``node`` over a and b, whose batch dimensions are all of size 1, as a dot without
+    them (``dot-unit-batch`` for every batch dimension at once, but for the reshape)."""
+    dims = dot_dims(node)
+    for i in reversed(range(len(dims[0]))):
+        a, b, dims = drop_unit_batch(mk, a, b, dims, i)
+    lb, lc, rb, rc = dims
+    return mk.dot(a, b, node.type.dtype, lc, rc, lb, rb, base=node)
+
+
+def drop_unit_batch(mk: Make, a: Arg, b: Arg, dims: tuple, i: int) -> tuple[Arg, Arg, tuple]:
+    """a and b without their i-th batch dimension (of size 1), and the dot's dimension numbers without it."""
+    lb, lc, rb, rc = dims
+    dl, dr = lb[i], rb[i]
+    return (_drop_dim(mk, a, dl), _drop_dim(mk, b, dr),
+            (_renumber(lb[:i] + lb[i + 1:], dl), _renumber(lc, dl), _renumber(rb[:i] + rb[i + 1:], dr), _renumber(rc, dr)))
 
 
 def _drop_dim(mk: Make, x: Arg, d: int) -> Arg:

@@ -23,9 +23,8 @@ from ..target import TargetDef
 from .egraph import ClassId
 from .identity import identity_ok
 from .isa_rules import UNDEF, input_buffers
-from .terms import PII_PREFIX, ENode, Term, View
+from .terms import CONST_LEAVES, PII_PREFIX, ENode, Term, View
 
-CONST_LEAVES = ("constant", "iota")
 MAX_REACH = 200_000  # requirements explored per bound computation (a bound on memory and time)
 
 Req = tuple  # (e-class, buffer it is wanted in[, a tag naming a storage of its own: a copy, or the storage an
@@ -129,24 +128,6 @@ class PiiGraph:
         return "\n".join(lines)
 
 
-def constant_classes(view: View) -> set[ClassId]:
-    const: set[ClassId] = set()
-    changed = True
-    while changed:
-        changed = False
-        for c, nodes in view.items():
-            if c in const:
-                continue
-            for n in nodes:
-                if n.is_pii or n.op in ("input", "parameter", UNDEF):
-                    continue
-                if n.op in CONST_LEAVES or (n.children and all(k in const for k in n.children)):
-                    const.add(c)
-                    changed = True
-                    break
-    return const
-
-
 def shallowest_nodes(view: View, const: set[ClassId]) -> dict[ClassId, ENode]:
     """For each constant class, a node of an acyclic expression of smallest depth."""
     depth: dict[ClassId, int] = {}
@@ -188,7 +169,7 @@ class Extractor:
     apart: bool = False
 
     def __post_init__(self) -> None:
-        self.const = constant_classes(self.view)
+        self.const = set(self.view.constants())
         self.hbm = self.target.hbm.name
         self._options: dict[Req, list[Choice]] = {}
         self._bounds: dict[tuple, dict[Req, int]] = {}  # (roots, shared) -> lower_bounds (the view is frozen)

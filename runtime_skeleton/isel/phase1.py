@@ -30,7 +30,7 @@ from .identity import IDENTITY_RULES
 from .isa_rules import Pattern, isa_rules
 from .rules import Admit, Rule, SaturationStats, run_rules
 from .tensor_egraph import TensorEGraph
-from .tiles import instruction_tiles, tile_split_rule
+from .tiles import instruction_dots, instruction_tiles, tile_split_rule
 from .terms import IDENTITY_OPS, PII_PREFIX, Class, ENode, Term, View
 
 
@@ -163,7 +163,7 @@ def default_rules(target: TargetDef) -> tuple[list[Rule], list]:
 
     isa, patterns = isa_rules(target)
     ops = target_ops(patterns)
-    tiles = [tile_split_rule(instruction_tiles(patterns))]
+    tiles = [tile_split_rule(instruction_tiles(patterns), instruction_dots(patterns))]
     return rules_for_ops(ops) + tiles + IDENTITY_RULES + [_materialize_constants(), hbm_round_trip()] + isa, patterns
 
 

@@ -72,6 +72,7 @@ class Class:
 
 UNDEF = "undef"  # bytes nothing reads (a store keeps them, whatever they hold)
 _LEAVES = frozenset({"input", "parameter", UNDEF})
+CONST_LEAVES = ("constant", "iota")
 _MOVES = frozenset({"slice", "concatenate", "copy", "reshape", "bitcast-convert", "transpose"})
 
 
@@ -90,6 +91,7 @@ class View:
         self._classes = classes
         self._dot_operands: frozenset[ClassId] | None = None
         self._moved: frozenset[ClassId] | None = None
+        self._constants: frozenset[ClassId] | None = None
 
     def __iter__(self) -> Iterator[ClassId]:
         return iter(self._classes)
@@ -134,6 +136,22 @@ class View:
                     if _moved_operands(n) is None and not n.is_pii for k in n.children}
             self._moved = frozenset(moved - used)
         return self._moved
+
+    def constants(self) -> frozenset[ClassId]:
+        """Classes with a value the kernel's inputs do not change: a literal or iota, or an
+        operator (not an instruction) over such classes only (Act Fig. 17's constant detection)."""
+        if self._constants is None:
+            const: set[ClassId] = set()
+            grew = True
+            while grew:
+                grew = False
+                for c, ns in self._classes.items():
+                    if c not in const and any(not n.is_pii and n.op not in _LEAVES and (
+                            n.op in CONST_LEAVES or (n.children and all(k in const for k in n.children))) for n in ns):
+                        const.add(c)
+                        grew = True
+            self._constants = frozenset(const)
+        return self._constants
 
     def find(self, c: ClassId, op: str) -> list[ENode]:
         """The nodes of class ``c`` with operator ``op``."""

@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import z3
 
-from .axioms import ELEMENTWISE, Arg, Make, dot_dims, free_dims, kids
+from .axioms import ELEMENTWISE, Arg, Make, dot_dims, free_dims, kids, unbatched_dot
 from .isa_rules import Pattern
 from .rules import Rule, rule
 from .terms import ENode, View
@@ -62,6 +62,7 @@ Tiles = dict[tuple[str, str], frozenset[tuple[Extents, float, bool]]]
 PASS_THROUGH = frozenset({"reshape", "bitcast-convert", "transpose", "broadcast", "slice", "concatenate", "pad",
                           "copy", "convert"})
 MAX_PIECES = 1024  # a larger cut is left to the halving splits
+MAX_OUTER_PRODUCTS = 4 * MAX_PIECES  # AMX gemm_f32, f32[32, 64] x f32[64, 32], is 4096
 
 
 def instruction_tiles(patterns: Sequence[Pattern]) -> Tiles:
@@ -79,6 +80,23 @@ def instruction_tiles(patterns: Sequence[Pattern]) -> Tiles:
             on_dot = any(_dot_below(p, k) for k in n.children)
             tiles.setdefault((n.op, n.dtype), set()).add((_largest(n.shape, corners), contraction, on_dot))
     return {k: frozenset(v) for k, v in tiles.items()}
+
+
+def instruction_dots(patterns: Sequence[Pattern]) -> frozenset[tuple[str, str, str]]:
+    """(lhs, rhs, result) dtypes of the instructions' dots, each operand in the dtype the
+    instruction reads it in (before a convert its semantics applies: tdpbf16ps reads bf16)."""
+    sigs = set()
+    for p in patterns:
+        for n in p.nodes:
+            if n.op == "dot":
+                a, b = (_read_dtype(p, k) for k in n.children)
+                sigs |= {(a, b, n.dtype), (b, a, n.dtype)}
+    return frozenset(sigs)
+
+
+def _read_dtype(p: Pattern, i: int) -> str:
+    n = p.nodes[i]
+    return p.nodes[n.children[0]].dtype if n.op == "convert" else n.dtype
 
 
 def _dot_below(p: Pattern, i: int) -> bool:
@@ -147,7 +165,8 @@ def _cut(mk: Make, shape: Sequence[int], tile: Sequence[int], cuts: Sequence[Seq
     return build(0, list(args))
 
 
-def tile_split_rule(tiles: Tiles) -> Rule:
+def tile_split_rule(tiles: Tiles, dots: frozenset[tuple[str, str, str]] = frozenset()) -> Rule:
+    """``dots``: ``instruction_dots``; a float dot none of them takes is cut into outer products."""
     ops = {op for op, _ in tiles}
 
     @rule("instruction-tiling", ops, ops | {"slice", "concatenate", "add"})
@@ -156,11 +175,12 @@ def tile_split_rule(tiles: Tiles) -> Rule:
         if node.op == "convert" and c in view.dot_operands():
             return  # the dot's cuts slice it
         mk = Make(view)
-        cuts = _cuts(tiles, mk, node)
+        outer = _outer_products(tiles, dots, mk, node)
+        cuts, limit = (outer, MAX_OUTER_PRODUCTS) if outer is not None else (_cuts(tiles, mk, node), MAX_PIECES)
         if any(tile == node.type.shape and k is None for tile, k in cuts):
             return  # some instruction computes it whole
         for tile, k in cuts:
-            if math.prod(-(-n // t) for n, t in zip(node.type.shape, tile)) * (k[1] if k else 1) <= MAX_PIECES:
+            if math.prod(-(-n // t) for n, t in zip(node.type.shape, tile)) * (k[1] if k else 1) <= limit:
                 yield _split(mk, node, tile, k)
 
     return tile_split
@@ -173,6 +193,42 @@ def _cuts(tiles: Tiles, mk: Make, node: ENode) -> list[tuple[tuple[int, ...], tu
     sizes = sorted({(e, k) for e, k, on_dot in tiles.get((node.op, node.type.dtype.name), ())
                     if not on_dot or any(mk.view.find(x, "dot") for x in node.children)})
     return list(dict.fromkeys((tuple(_aligned(e, node.type.shape)), _contraction(mk, node, k)) for e, k in sizes))
+
+
+def _outer_products(tiles: Tiles, dots: frozenset[tuple[str, str, str]], mk: Make,
+                    node: ENode) -> list[tuple[tuple[int, ...], tuple[int, int] | None]] | None:
+    """The cuts of a float dot that no instruction's dot takes (its operands, looking through
+    converts, are in no dtypes one reads): it reaches instructions only as outer products, a
+    multiply per contracted element (``dot-outer-product-float``), summed. So it is cut to the
+    multiply's size with its contraction peeled one element at a time, summed in a left fold,
+    the order an accumulating multiply-add (vfmadd231ps) adds them in. With the halving
+    splits, the pieces of AMX gemm_f32 (its [1, 16] rows by every aligned range of its 64
+    contracted elements) passed 400k e-nodes before any pii graph. [] when the dot has one
+    element to contract; None when the cut is not this one.
+
+    A dot with a literal operand keeps the other cuts: the identity, ones and negation
+    matmuls the axioms build (x = dot(x, eye)) are no way to compute x with multiply-adds,
+    one per element of the constant; cut so, they were 10k of the dots of a row pad's
+    e-graph (f32[4, 32] padded to [4, 35] on AMX), which no longer mapped."""
+    if node.op != "dot" or not node.type.dtype.is_float or ("multiply", node.type.dtype.name) not in tiles:
+        return None
+    a, b = node.children
+    if a in mk.view.constants() or b in mk.view.constants():
+        return None
+    r = node.type.dtype.name
+    if any((x, y, r) in dots for x in _read_dtypes(mk.view, a) for y in _read_dtypes(mk.view, b)):
+        return None
+    _, lc, _, _ = dot_dims(node)
+    n = math.prod(mk.type(kids(node)[0]).shape[d] for d in lc)
+    if len(lc) != 1 or n == 1:
+        return [] if n == 1 else None
+    return list(dict.fromkeys((tuple(_aligned(e, node.type.shape)), (1, n))
+                              for e, _, _ in sorted(tiles[("multiply", r)])))
+
+
+def _read_dtypes(view: View, c) -> set[str]:  # noqa: ANN001
+    """The dtypes class c holds its value in: its own, and before each convert in it."""
+    return {view.type(c).dtype.name} | {view.type(n.children[0]).dtype.name for n in view.find(c, "convert")}
 
 
 def _contraction(mk: Make, node: ENode, contraction: float) -> tuple[int, int] | None:
@@ -203,8 +259,11 @@ def _split(mk: Make, node: ENode, tile: Sequence[int], k: tuple[int, int] | None
         x, y = xs
         if k is None:
             return mk.redot(node, x, y)
-        parts = [mk.redot(node, mk.slice_dim(x, lc[0], lo, hi), mk.slice_dim(y, rc[0], lo, hi))
+        # a batch of one is summed as a plain matmul: the reshape once, not down a chain of adds
+        piece = unbatched_dot if all(mk.type(x).shape[d] == 1 for d in lb) else Make.redot
+        parts = [piece(mk, node, mk.slice_dim(x, lc[0], lo, hi), mk.slice_dim(y, rc[0], lo, hi))
                  for lo, hi in _starts(mk.type(x).shape[lc[0]], k[0])]
-        return functools.reduce(lambda s, p: mk.op("add", [s, p]), parts)
+        total = functools.reduce(lambda s, p: mk.op("add", [s, p]), parts)
+        return mk.reshape(total, mk.type(mk.redot(node, x, y)).shape)
 
     return _cut(mk, node.type.shape, tile, cuts, args, leaf)
