@@ -1,7 +1,7 @@
 """Phase 1 on whole kernels: does enumeration yield a pii graph for the kernel as a whole
 (not the tiles the compiler cuts it into), and how long, how many rounds and e-nodes it took.
 
-For each kernel: InstructionSelector(target, kernel, Limits(timeout, max_nodes)).first(),
+For each kernel: InstructionSelector(target, kernel, Limits(...)).first() (every Limits field is an option),
 timed; a kernel with no pii graph gets phase 1's reason (node limit, round limit or time
 limit). Kernels the target refuses before phase 1 (tuple parameters) are reported as such.
 The issue-4 figures (2026-11-27, 2 cores): at the defaults (20 s, 20k e-nodes) 28 of the 31
@@ -9,7 +9,10 @@ pairs the compiler runs map whole (20 before the instruction-sized tiling splits
 the unit-dimension alignment, the match-budget round robin and two cheap iterations per
 round, 27 before a dot's converted operands were left to the dot's cuts); slice_concat also maps at
 --max-nodes 50000 --timeout 180 (40 s, 103 instructions) since hbm-round-trip leaves values that only
-move the inputs; see the session notes.
+move the inputs; batched_matmul_f32 at --iterations 13 --max-nodes 300000 --max-pii-nodes 8192
+--expand-from 14 --timeout 600 (103 s, 4288 instructions) and gemm_f32 at --iterations 14
+--max-pii-nodes 16384 --expand-from 15 (227 s, 6677) since a float dot no instruction's dot takes
+is cut into outer products; see the session notes.
 
     python bench/phase1_whole.py --target amx [--kernels amx_k1 ...] [--timeout 20] [--max-nodes 20000]
 """
