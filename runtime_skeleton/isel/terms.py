@@ -10,7 +10,7 @@ can read any operand's shape. Operators are HLO opcodes, plus:
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,15 +123,8 @@ class View:
         operands of a computing operator: a strided column that a vector instruction reads
         is gathered through HBM (an f32 row max on AMX)."""
         if self._moved is None:
-            moved: set[ClassId] = set()
-            grew = True
-            while grew:
-                grew = False
-                for c, ns in self._classes.items():
-                    if c not in moved and any(n.op in _LEAVES or ((ks := _moved_operands(n)) is not None
-                                                                  and all(k in moved for k in ks)) for n in ns):
-                        moved.add(c)
-                        grew = True
+            moved = self._least(lambda n, moved: n.op in _LEAVES or (
+                (ks := _moved_operands(n)) is not None and all(k in moved for k in ks)))
             used = {k for ns in self._classes.values() for n in ns
                     if _moved_operands(n) is None and not n.is_pii for k in n.children}
             self._moved = frozenset(moved - used)
@@ -141,17 +134,21 @@ class View:
         """Classes with a value the kernel's inputs do not change: a literal or iota, or an
         operator (not an instruction) over such classes only (Act Fig. 17's constant detection)."""
         if self._constants is None:
-            const: set[ClassId] = set()
-            grew = True
-            while grew:
-                grew = False
-                for c, ns in self._classes.items():
-                    if c not in const and any(not n.is_pii and n.op not in _LEAVES and (
-                            n.op in CONST_LEAVES or (n.children and all(k in const for k in n.children))) for n in ns):
-                        const.add(c)
-                        grew = True
-            self._constants = frozenset(const)
+            self._constants = frozenset(self._least(lambda n, const: not n.is_pii and n.op not in _LEAVES and (
+                n.op in CONST_LEAVES or bool(n.children and all(k in const for k in n.children)))))
         return self._constants
+
+    def _least(self, member: Callable[[ENode, set[ClassId]], bool]) -> set[ClassId]:
+        """The least set of classes each holding a node that ``member`` admits given the set."""
+        found: set[ClassId] = set()
+        grew = True
+        while grew:
+            grew = False
+            for c, ns in self._classes.items():
+                if c not in found and any(member(n, found) for n in ns):
+                    found.add(c)
+                    grew = True
+        return found
 
     def find(self, c: ClassId, op: str) -> list[ENode]:
         """The nodes of class ``c`` with operator ``op``."""

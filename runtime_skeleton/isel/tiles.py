@@ -18,7 +18,9 @@ would give (a concatenation of the operator over slices of its operands), so it 
 exact where those are, and the halving splits still run: this rule only
 reaches the instruction sizes first. A dot is cut along its batch and free dimensions
 the same way, and for integer results also along its contraction (a wrapping sum of
-the pieces; float sums are left to the halving splits). Copies are not cut here:
+the pieces; float sums are left to the halving splits, but for a float dot that no
+instruction's dot takes: outer products summed one contracted element at a time,
+``_outer_products``, AMX's f32 matmuls as vfmadd231ps chains). Copies are not cut here:
 copy-intro puts one on every value, and the row copies of each cost more e-nodes than
 they save (AMX transpose_4d no longer mapped at the default limits).
 
@@ -206,7 +208,7 @@ def _outer_products(tiles: Tiles, dots: frozenset[tuple[str, str, str]], mk: Mak
     contracted elements) passed 400k e-nodes before any pii graph. [] when the dot has one
     element to contract; None when the cut is not this one.
 
-    A dot with a literal operand keeps the other cuts: the identity, ones and negation
+    A dot with a constant operand keeps the other cuts: the identity, ones and negation
     matmuls the axioms build (x = dot(x, eye)) are no way to compute x with multiply-adds,
     one per element of the constant; cut so, they were 10k of the dots of a row pad's
     e-graph (f32[4, 32] padded to [4, 35] on AMX), which no longer mapped."""
@@ -220,8 +222,10 @@ def _outer_products(tiles: Tiles, dots: frozenset[tuple[str, str, str]], mk: Mak
         return None
     _, lc, _, _ = dot_dims(node)
     n = math.prod(mk.type(kids(node)[0]).shape[d] for d in lc)
-    if len(lc) != 1 or n == 1:
-        return [] if n == 1 else None
+    if n == 1:
+        return []  # an outer product already: dot-outer-product-float takes it whole
+    if len(lc) != 1:
+        return None
     return list(dict.fromkeys((tuple(_aligned(e, node.type.shape)), (1, n))
                               for e, _, _ in sorted(tiles[("multiply", r)])))
 
