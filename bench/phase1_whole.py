@@ -10,8 +10,8 @@ the unit-dimension alignment, the match-budget round robin and two cheap iterati
 round, 27 before a dot's converted operands were left to the dot's cuts); slice_concat also maps at
 --max-nodes 50000 --timeout 180 (40 s, 103 instructions) since hbm-round-trip leaves values that only
 move the inputs; batched_matmul_f32 at --iterations 13 --max-nodes 300000 --max-pii-nodes 8192
---expand-from 14 --timeout 600 (66 s, 4288 instructions) and gemm_f32 at --iterations 14
---max-pii-nodes 16384 --expand-from 15 (113 s, 6677) since a float dot no instruction's dot takes
+--expand-from 14 --timeout 600 (67 s, 4288 instructions) and gemm_f32 at --iterations 14
+--max-pii-nodes 16384 --expand-from 15 (119 s, 6677) since a float dot no instruction's dot takes
 is cut into outer products; see the session notes.
 
     python bench/phase1_whole.py --target amx [--kernels amx_k1 ...] [--timeout 20] [--max-nodes 20000]
