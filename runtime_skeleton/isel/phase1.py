@@ -8,7 +8,6 @@ node bound Γ(k) = 2^k, yielding every pii graph it finds, smallest first (§5.4
 """
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -67,23 +66,6 @@ def target_ops(patterns: list[Pattern]) -> set[str]:
     return set().union(*(p.ops for p in patterns)) if patterns else set()
 
 
-def dot_signatures(patterns: list[Pattern]) -> frozenset[tuple[str, str, str]]:
-    """(lhs, rhs, result) dtypes of the dots in the instructions' semantics, in both operand
-    orders. An operand that the semantics converts counts with its dtype before the convert
-    too: dot(s8, s8) -> s32 is dot(convert, convert)."""
-    sigs = set()
-    for p in patterns:
-        for n in p.nodes:
-            if n.op == "dot":
-                options = []
-                for k in n.children:
-                    c = p.nodes[k]
-                    options.append({c.dtype} | ({p.nodes[c.children[0]].dtype} if c.op == "convert" else set()))
-                for a, b in itertools.product(*options):
-                    sigs |= {(a, b, n.dtype), (b, a, n.dtype)}
-    return frozenset(sigs)
-
-
 def signature_filter(patterns: list[Pattern]) -> Admit:
     """Act Appendix C.2 keeps a rule when its operators can lead to an instruction's; this
     refines it by dtype, per result: a dot that a rule builds (an identity matmul, a
@@ -93,7 +75,7 @@ def signature_filter(patterns: list[Pattern]) -> Admit:
     needs a contraction of size 1 and turns it into a multiply. (Not so for copies: a
     pattern's copy matches modulo views, so a copy of bytes can be an instruction's copy of
     words.) Dropping rewrites cannot make phase 1 unsound."""
-    sigs = dot_signatures(patterns)
+    sigs = instruction_dots(patterns, converted=True)
 
     def admit(view: View, t: Term | Class) -> bool:
         # iterative, each shared subterm once: a rule's result can be hundreds of levels deep

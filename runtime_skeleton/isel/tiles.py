@@ -84,21 +84,25 @@ def instruction_tiles(patterns: Sequence[Pattern]) -> Tiles:
     return {k: frozenset(v) for k, v in tiles.items()}
 
 
-def instruction_dots(patterns: Sequence[Pattern]) -> frozenset[tuple[str, str, str]]:
-    """(lhs, rhs, result) dtypes of the instructions' dots, each operand in the dtype the
-    instruction reads it in (before a convert its semantics applies: tdpbf16ps reads bf16)."""
+def instruction_dots(patterns: Sequence[Pattern], converted: bool = False) -> frozenset[tuple[str, str, str]]:
+    """(lhs, rhs, result) dtypes of the instructions' dots, in both operand orders, each
+    operand in the dtype the instruction reads it in (before a convert its semantics
+    applies: tdpbf16ps reads bf16); ``converted``: a converted operand also in its dtype
+    after the convert (dot(s8, s8) -> s32 is dot(convert, convert) once rewritten so)."""
     sigs = set()
     for p in patterns:
         for n in p.nodes:
             if n.op == "dot":
-                a, b = (_read_dtype(p, k) for k in n.children)
-                sigs |= {(a, b, n.dtype), (b, a, n.dtype)}
+                for a, b in itertools.product(*(_dtypes(p, k, converted) for k in n.children)):
+                    sigs |= {(a, b, n.dtype), (b, a, n.dtype)}
     return frozenset(sigs)
 
 
-def _read_dtype(p: Pattern, i: int) -> str:
+def _dtypes(p: Pattern, i: int, converted: bool) -> set[str]:
     n = p.nodes[i]
-    return p.nodes[n.children[0]].dtype if n.op == "convert" else n.dtype
+    if n.op != "convert":
+        return {n.dtype}
+    return {p.nodes[n.children[0]].dtype} | ({n.dtype} if converted else set())
 
 
 def _dot_below(p: Pattern, i: int) -> bool:
