@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,7 +29,8 @@ from .identity import IDENTITY_RULES
 from .isa_rules import Pattern, isa_rules
 from .rules import Admit, Rule, SaturationStats, run_rules
 from .tensor_egraph import TensorEGraph
-from .tiles import instruction_dots, instruction_tiles, tile_split_rule
+from .pretile import pretile
+from .tiles import Tiles, instruction_dots, instruction_tiles, tile_split_rule
 from .terms import IDENTITY_OPS, PII_PREFIX, Class, ENode, Term, View
 
 
@@ -44,11 +45,15 @@ class Limits:
     timeout: float = 20.0  # seconds for phase 1
     graphs_per_round: int = 32  # pii graphs extracted per k
     max_pii_nodes: int = 4096  # cap on Γ(k)
-    expand_from: int = 6  # round k from which the expansive rules run even before the cheap ones saturate
+    expand_from: int = 6  # round k from which the splits (is_split) run even before the other rules saturate
     # (they also join once the e-graph holds half of max_nodes: the other half is theirs)
     cheap_steps: int = 2  # iterations of the cheap rules per round until the expansive ones join: chains of
     # view rewrites (a row's slice pushed through reshapes, transposes and a broadcast to its scalar) are
     # ~10 steps deep, and AMX K3/K4 map whole with the cheap rules alone after 9
+    # Tiles first: the kernel also enters the e-graph cut to its instructions' tiles (isel.pretile),
+    # and a first schedule runs every rule but the splits from round 1 (see pii_graphs). Off by default
+    # until the seven tests it changes are resolved (CHANGELOG 2026-11-27).
+    tiles_first: bool = False
     isa_closure: int = 4  # after each round with the expansive rules, iterations of only the IR-to-ISA and
     # identity rules: an instruction whose operand is a view in its own layout (a tile) gets the instructions
     # producing that operand in the same round, not one round later each
@@ -136,17 +141,54 @@ EXPANSIVE_MARKS = ("-split", "-as-dot", "dot-identity")
 
 
 def is_expansive(r: Rule) -> bool:
-    """Rules that grow the e-graph by a factor (tiling splits, identity matmuls)."""
+    """Rules that grow the e-graph by a factor (splits, identity matmuls, round trips)."""
     return r.expansive or any(m in r.name for m in EXPANSIVE_MARKS)
 
 
-def default_rules(target: TargetDef) -> tuple[list[Rule], list]:
+SPLITS = ("concat-binarize", "concat-merge-slices")
+
+
+def is_split(r: Rule) -> bool:
+    """The halving splits and the concatenation rewrites that serve them: they cut every
+    tensor at every power of two, which a kernel already cut to its tiles (``pretile``,
+    ``instruction-tiling``) needs only where a tile is not an instruction's."""
+    return "-split" in r.name or r.name in SPLITS
+
+
+@dataclass(frozen=True)
+class TargetFacts:
+    """What phase 1 derives from a target's description, built once per target (a few
+    hundred ms: every instruction's semantics compiled to a pattern); read-only."""
+    rules: list[Rule]
+    patterns: list[Pattern]
+    tiles: Tiles  # the sizes instructions compute each (operator, dtype) at
+    dots: frozenset[tuple[str, str, str]]  # the (lhs, rhs, result) dtypes instructions' dots read
+
+
+_FACTS: dict[int, tuple[TargetDef, TargetFacts]] = {}
+
+
+def target_facts(target: TargetDef) -> TargetFacts:
+    got = _FACTS.get(id(target))
+    if got is None or got[0] is not target:
+        got = _FACTS[id(target)] = (target, _facts(target))
+    return got[1]
+
+
+def default_rules(target: TargetDef) -> tuple[list[Rule], list[Pattern]]:
+    f = target_facts(target)
+    return f.rules, f.patterns
+
+
+def _facts(target: TargetDef) -> TargetFacts:
     from .axioms import rules_for_ops
 
     isa, patterns = isa_rules(target)
     ops = target_ops(patterns)
-    tiles = [tile_split_rule(instruction_tiles(patterns), instruction_dots(patterns))]
-    return rules_for_ops(ops) + tiles + IDENTITY_RULES + [_materialize_constants(), hbm_round_trip()] + isa, patterns
+    tiles, dots = instruction_tiles(patterns), instruction_dots(patterns)
+    rules = rules_for_ops(ops) + [tile_split_rule(tiles, dots)] + IDENTITY_RULES + \
+        [_materialize_constants(), hbm_round_trip()] + isa
+    return TargetFacts(rules, patterns, tiles, dots)
 
 
 class InstructionSelector:
@@ -154,12 +196,11 @@ class InstructionSelector:
                  rules: list[Rule] | None = None):
         self.target, self.module = target, module
         self.limits = limits or Limits()
-        default, patterns = default_rules(target)
-        self.rules = rules if rules is not None else default
-        self.admit = signature_filter(patterns)
+        facts = target_facts(target)
+        self.rules = rules if rules is not None else facts.rules
+        self.admit = signature_filter(facts.patterns)
         self.stats = Phase1Stats()
         self.timed_out = False  # the enumeration ended at Limits.timeout
-        self.eg = TensorEGraph()
         self.input_types: list[TensorType] = [t for t in module.parameter_types]  # type: ignore[misc]
         for t in self.input_types:
             if not isinstance(t, TensorType):
@@ -169,13 +210,25 @@ class InstructionSelector:
         self.output_types = [_layout_of(module, i, o.type) for i, o in enumerate(outs)]
         out_buf = module.resident_in(-1)
         self.output_buffers = [out_buf or target.hbm.name for _ in outs]
-        refs = [self.eg.add(self._on_chip(o, t, out_buf) if out_buf else bflat.flatten(o, t))
-                for o, t in zip(outs, self.output_types)]
-        self.eg.flush()
-        self._root_refs = refs
+        self._roots = [self._on_chip(o, t, out_buf) if out_buf else bflat.flatten(o, t)
+                       for o, t in zip(outs, self.output_types)]
+        tiled = pretile(outs, facts.tiles, facts.dots) if self.limits.tiles_first else None
+        self._tiled = [] if tiled is None else [self._on_chip(o, t, out_buf) if out_buf else bflat.flatten(o, t)
+                                                for o, t in zip(tiled, self.output_types)]
+        self._seed()
         self.written = (tuple(True for _ in outs) if module.output_written
                         else () if out_buf else _not_views(module, self.input_types, self.output_types))
         self._extractor: Extractor | None = None  # the last round's: the e-graph has not changed since
+
+    def _seed(self) -> None:
+        """A new e-graph holding the kernel as written and, in the same classes, cut to its tiles."""
+        self.eg = TensorEGraph()
+        self._root_refs = [self.eg.add(r) for r in self._roots]
+        self.eg.flush()
+        for ref, t in zip(self._root_refs, self._tiled):
+            self.eg.union(self.eg.class_of(ref), t)
+        if self._tiled:
+            self.eg.flush()
 
     def _input(self, i: int, t: TensorType) -> Term:
         """Kernel input i: its bytes on d0, or (Module.resident) the value kept on chip,
@@ -203,21 +256,44 @@ class InstructionSelector:
     def pii_graphs(self, stop: Callable[[int], bool] | None = None) -> Iterator[PiiGraph]:
         """Every pii graph, in rounds k = 1, 2, ...: saturate one more step, then
         extract with at most Γ(k) = 2^k piis; within a round smallest first.
-        ``stop(k)``, asked before each round, ends the enumeration early."""
-        lim = self.limits
-        deadline = time.perf_counter() + lim.timeout
+        ``stop(k)``, asked before each round, ends the enumeration early.
+
+        The cheap rules first, the expansive ones later. With ``Limits.tiles_first``, two
+        schedules, both ending with every rule: first everything but the splits from
+        round 1 (the kernel entered cut to its tiles, so the lowering rules, identity and
+        negation matmuls among them, reach instructions at once); if that e-graph passes
+        half the node limit with no pii graph, a new e-graph runs the cheap rules first and
+        the expansive ones later (a view-heavy kernel, a pad, drowns in lowering rules)."""
+        deadline = time.perf_counter() + self.limits.timeout
         seen: set[tuple] = set()
+        cheap_first = [r for r in self.rules if not is_expansive(r)]
+        if not self.limits.tiles_first:
+            yield from self._rounds(cheap_first, seen, deadline, stop, None)
+            return
+        lowering_first = [r for r in self.rules if not is_split(r)]
+        again = yield from self._rounds(lowering_first, seen, deadline, stop, self.limits.max_nodes // 2)
+        if again and time.perf_counter() < deadline:
+            self._seed()
+            self.stats.saturation.nodes, self.stats.saturation.saturated = 0, False
+            yield from self._rounds(cheap_first, seen, deadline, stop, None)
+
+    def _rounds(self, cheap: list[Rule], seen: set[tuple], deadline: float, stop: Callable[[int], bool] | None,
+                abandon_at: int | None) -> Generator[PiiGraph, None, bool]:
+        """The rounds of one schedule (``cheap`` first, then every rule); True when it found
+        no pii graph (it was abandoned at ``abandon_at`` e-nodes, or ran out of rounds or
+        nodes) and did not prove that there is none."""
+        lim = self.limits
         saturated = False
-        cheap = [r for r in self.rules if not is_expansive(r)]
         selection = [r for r in self.rules if r.name.startswith(PII_PREFIX) or r.name in IDENTITY_OPS]
         expanded = frozen = selected = hold = False
         self._extractor = None
         for k in range(1, lim.iterations + 1):
             if stop is not None and stop(k):
                 break
-            # Cheap rules first; the expansive ones (tiling splits, identity matmuls) join once
-            # the cheap ones saturate (in that same round), at round expand_from, or at half the node limit.
-            for _ in range(0 if frozen or hold else 2):
+            # The splits join once the other rules saturate (in that same round), at round
+            # expand_from, or at half the node limit.
+            # (a held e-graph stays as it is, unless it saturated before the splits joined)
+            for _ in range(0 if frozen or (hold and (expanded or not saturated or not lim.tiles_first)) else 2):
                 half_full = 2 * self.stats.saturation.nodes >= lim.max_nodes
                 if not expanded and (saturated or k >= lim.expand_from or half_full):
                     expanded, saturated = True, False
@@ -255,10 +331,15 @@ class InstructionSelector:
             if time.perf_counter() > deadline:
                 self.timed_out = True
                 break
+            if abandon_at is not None and not seen and self.stats.saturation.nodes > abandon_at:
+                return True
             realizable = bool(seen) or ex.realizable(self.roots)
             # Every output can be produced, but no pii graph fits Γ(k) yet (a large kernel
             # needs Γ(k) >= its size): grow Γ before the e-graph, which only grows the search.
-            hold = not seen and 2**k < lim.max_pii_nodes and realizable
+            # Not when the smallest tree of piis fits Γ(k) already: then Γ is not what kept the
+            # graphs out (extraction dropped them, e.g. input views no allocation places).
+            hold = not seen and 2**k < lim.max_pii_nodes and realizable and \
+                (not lim.tiles_first or self._tree_size(ex) > 2**k)
             # Past the node limit the e-graph stops growing, but Γ(k) still grows: larger
             # pii graphs of this e-graph are still enumerated, until the deadline.
             stopped = saturated or (frozen and selected)  # this e-graph is final
@@ -268,7 +349,14 @@ class InstructionSelector:
             # A final e-graph with an output no choice of piis produces has no pii graph at
             # any Γ(k): stop now (saturated, that proves the rules cannot reach one).
             if expanded and stopped and not realizable:
-                break
+                return False
+        return not seen and not self.timed_out
+
+    def _tree_size(self, ex: Extractor) -> int:
+        """The fewest piis that produce every output as trees (nothing shared)."""
+        reqs = ex.root_reqs(self.roots)
+        bound = ex.lower_bounds(reqs)
+        return sum(bound.get(r, 2**62) for r in reqs)
 
     def _new_extractor(self, deadline: float | None = None) -> Extractor:
         return Extractor(self.target, self.eg.view, self.output_buffers, deadline=deadline, written=self.written,

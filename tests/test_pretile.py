@@ -1,0 +1,113 @@
+"""Tiling to instruction size before saturation (runtime_skeleton.isel.pretile): the tiled
+kernel computes exactly what the kernel does, on random kernels of every fuzzing operator
+and on hand-made ones, and phase 1 maps a multi-tile kernel from its tiles."""
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from runtime_skeleton.fuzz.gen import random_kernel
+from runtime_skeleton.hlo import parse_module
+from runtime_skeleton.isel.convert import module_to_terms
+from runtime_skeleton.isel.phase1 import InstructionSelector, Limits, target_facts
+from runtime_skeleton.isel.pretile import pretile
+from runtime_skeleton.isel.rule_check import check_equivalent, subterms
+from tests.test_isel import target
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def tiled(tname: str, text: str):
+    facts = target_facts(target(tname))
+    roots = module_to_terms(parse_module(text, "<k>"))
+    return roots, pretile(roots, facts.tiles, facts.dots)
+
+
+def ops_of(roots) -> list[str]:
+    return [s.op for r in roots for s in subterms(r)]
+
+
+@pytest.mark.parametrize("tname", ["gemmini", "amx"])
+@pytest.mark.parametrize("seed", range(12))
+def test_a_tiled_random_kernel_computes_the_kernel(tname, seed):
+    roots, out = tiled(tname, random_kernel(tname, seed, max_nodes=40))  # every operator, every dtype
+    if out is None:
+        return  # nothing larger than one instruction's tile
+    for a, b in zip(roots, out):
+        check_equivalent(a, b, exact=not a.type.dtype.is_float)
+
+
+TWO_TILES = """HloModule pm
+ENTRY main {
+  a = s8[32,16]{1,0} parameter(0)
+  b = s8[32,16]{1,0} parameter(1)
+  ca = s32[32,16]{1,0} convert(a)
+  cb = s32[32,16]{1,0} convert(b)
+  s1 = s32[32,16]{1,0} add(cb, ca)
+  na = s32[32,16]{1,0} negate(ca)
+  d = s32[32,16]{1,0} subtract(na, cb)
+  ROOT r = s32[32,16]{1,0} add(s1, d)
+}
+"""
+
+
+def test_an_elementwise_kernel_of_two_tiles_is_cut_into_its_tiles():
+    roots, out = tiled("gemmini", TWO_TILES)
+    assert out is not None
+    adds = [s for s in subterms(out[0]) if s.op == "add"]
+    assert adds and all(s.type.shape == (16, 16) for s in adds)  # Gemmini adds s32[16, 16] tiles
+    check_equivalent(roots[0], out[0], exact=True)
+
+
+def test_an_integer_dot_is_cut_to_the_instruction_and_its_contraction_summed():
+    text = """HloModule d
+ENTRY main {
+  a = s8[32,48]{1,0} parameter(0)
+  b = s8[48,32]{1,0} parameter(1)
+  ROOT d = s32[32,32]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+    roots, out = tiled("gemmini", text)
+    dots = [s for s in subterms(out[0]) if s.op == "dot"]
+    assert {(d.args[0].type.shape, d.args[1].type.shape) for d in dots} == {((16, 16), (16, 16))}
+    assert len(dots) == 4 * 3  # 2 x 2 tiles of the result, 3 steps of the contraction each
+    check_equivalent(roots[0], out[0], exact=True)
+
+
+def test_views_follow_the_tiles_of_what_reads_them():
+    text = """HloModule v
+ENTRY main {
+  a = s32[32]{0} parameter(0)
+  b = s32[32,32]{1,0} parameter(1)
+  x = s32[32,32]{1,0} broadcast(a), dimensions={1}
+  r = s32[32,32]{1,0} reverse(b), dimensions={0}
+  t = s32[32,32]{1,0} transpose(r), dimensions={1,0}
+  s = s32[32,32]{1,0} add(x, t)
+  c = s32[64,32]{1,0} concatenate(s, b), dimensions={0}
+  z = s32[] constant(0)
+  ROOT m = s32[64]{0} reduce(c, z), dimensions={1}, to_apply=sum
+}
+sum {
+  p = s32[] parameter(0)
+  q = s32[] parameter(1)
+  ROOT o = s32[] add(p, q)
+}
+"""
+    roots, out = tiled("gemmini", text)
+    check_equivalent(roots[0], out[0], exact=True)
+    assert {s.type.shape for s in subterms(out[0]) if s.op == "add" and s.type.rank} == {(16, 16)}
+
+
+def test_a_kernel_of_one_tile_is_left_as_it_is():
+    _, out = tiled("gemmini", (ROOT / "examples/kernels/gemmini_add.hlo").read_text())
+    assert out is None
+
+
+def test_phase_1_maps_a_kernel_of_two_tiles_from_its_tiles():
+    sel = InstructionSelector(target("gemmini"), parse_module(TWO_TILES, "<k>"), Limits(max_nodes=5000, tiles_first=True))
+    g = sel.first()
+    assert sel.stats.saturation.nodes < 5000
+    out = g.nodes[g.outputs[0]]
+    assert out.op == "concat^H" and len(out.args) == 2  # the result's two s32[16, 16] tiles
+    assert all(g.nodes[k].op.startswith("mvout") for k in out.args)
