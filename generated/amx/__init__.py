@@ -9,19 +9,30 @@
 """
 from pathlib import Path
 
-from runtime_skeleton import compile as _compile
-from runtime_skeleton.compile import CompileError, CompileOptions, CompileResult
-
 from .target import TARGET
 
+_COMPILER = ("CompileError", "CompileOptions", "CompileResult")
 
-def compile_hlo(source: "str | Path", opts: "CompileOptions | None" = None, **options) -> CompileResult:
+
+def __getattr__(name: str):  # noqa: ANN202 - the compiler (egglog, CP-SAT) is imported on first use
+    if name in _COMPILER:
+        from runtime_skeleton import compile as _compile
+
+        return getattr(_compile, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def compile_hlo(source: "str | Path", opts: "CompileOptions | None" = None, **options) -> "CompileResult":
     """Compile an XLA-HLO kernel for amx; options: timeout, deterministic, patience."""
+    from runtime_skeleton import compile as _compile
+
     return _compile.compile_hlo(TARGET, source, opts, **options)
 
 
-def verify(result: CompileResult, seeds: "tuple[int, ...]" = (0, 1)) -> "list[str]":
+def verify(result: "CompileResult", seeds: "tuple[int, ...]" = (0, 1)) -> "list[str]":
     """Problems found running the program on the simulator against the reference (empty: it matches)."""
+    from runtime_skeleton import compile as _compile
+
     return _compile.verify(TARGET, result, seeds)
 
 
