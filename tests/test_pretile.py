@@ -24,10 +24,6 @@ def tiled(tname: str, text: str):
     return roots, pretile(roots, facts.tiles, facts.dots)
 
 
-def ops_of(roots) -> list[str]:
-    return [s.op for r in roots for s in subterms(r)]
-
-
 @pytest.mark.parametrize("tname", ["gemmini", "amx"])
 @pytest.mark.parametrize("seed", range(12))
 def test_a_tiled_random_kernel_computes_the_kernel(tname, seed):

@@ -210,11 +210,13 @@ class InstructionSelector:
         self.output_types = [_layout_of(module, i, o.type) for i, o in enumerate(outs)]
         out_buf = module.resident_in(-1)
         self.output_buffers = [out_buf or target.hbm.name for _ in outs]
-        self._roots = [self._on_chip(o, t, out_buf) if out_buf else bflat.flatten(o, t)
-                       for o, t in zip(outs, self.output_types)]
+        def placed(values: list[Term]) -> list[Term]:  # the outputs as the kernel leaves them
+            return [self._on_chip(o, t, out_buf) if out_buf else bflat.flatten(o, t)
+                    for o, t in zip(values, self.output_types)]
+
+        self._roots = placed(outs)
         tiled = pretile(outs, facts.tiles, facts.dots) if self.limits.tiles_first else None
-        self._tiled = [] if tiled is None else [self._on_chip(o, t, out_buf) if out_buf else bflat.flatten(o, t)
-                                                for o, t in zip(tiled, self.output_types)]
+        self._tiled = [] if tiled is None else placed(tiled)
         self._seed()
         self.written = (tuple(True for _ in outs) if module.output_written
                         else () if out_buf else _not_views(module, self.input_types, self.output_types))

@@ -35,11 +35,10 @@ from ..ir.types import TensorType
 from .axioms import ELEMENTWISE, Make, free_dims
 from .convert import reducer
 from .terms import Term
-from .tiles import MAX_PIECES, PASS_THROUGH, Tiles, _aligned
+from .tiles import MAX_PIECES, PASS_THROUGH, Tiles, aligned
 
 Region = tuple[tuple[int, int], ...]  # per dimension [lo, hi)
 Cuts = tuple[tuple[int, ...], ...]  # per dimension the block bounds: 0, ..., extent
-LAZY = frozenset({"broadcast", "reverse", "transpose", "slice", "concatenate", "reduce", "dot"}) | ELEMENTWISE
 
 
 @dataclass
@@ -133,9 +132,6 @@ class _Tiler:
         built = Term(t.op, t.type, args, t.attrs)
         return _Value(t.type, _uncut(t.type.shape), lambda r: self.mk.slice(built, [_dim(*x) for x in r]))
 
-    def _lazy(self, t: Term, cuts: Cuts, build: Callable[[Region], Term]) -> _Value:
-        return _Value(t.type, cuts, build)
-
     # -- operators
 
     def _value(self, t: Term) -> _Value:
@@ -157,7 +153,7 @@ class _Tiler:
 
         tile = None if t.op == "convert" else self._tile(t)  # a convert follows what reads it (a dot's cuts)
         if tile is None:
-            return self._lazy(t, ranked[0].cuts if ranked else _uncut(t.type.shape), over)
+            return _Value(t.type, ranked[0].cuts if ranked else _uncut(t.type.shape), over)
         return self._blocked(t.type, _grid(t.type.shape, tile), over)
 
     def _tile(self, t: Term) -> tuple[int, ...] | None:
@@ -165,8 +161,8 @@ class _Tiler:
         size only where an operand is a dot), aligned to its shape."""
         sizes = [e for e, _, on_dot in self.tiles.get((t.op, t.type.dtype.name), ())
                  if not on_dot or any(_dot_below(a) for a in t.args)]  # type: ignore[arg-type]
-        aligned = sorted({tuple(_aligned(e, t.type.shape)) for e in sizes}, key=lambda s: (-math.prod(s), s))
-        return aligned[0] if aligned else None
+        fits = sorted({tuple(aligned(e, t.type.shape)) for e in sizes}, key=lambda s: (-math.prod(s), s))
+        return fits[0] if fits else None
 
     def _dot(self, t: Term) -> _Value:
         a, b = t.args
@@ -195,7 +191,7 @@ class _Tiler:
 
         sig = self._signature(t)
         if sig is None:  # no instruction's dot: the regions what reads it asks for, contraction whole
-            return self._lazy(t, _uncut(t.type.shape), whole_k)
+            return _Value(t.type, _uncut(t.type.shape), whole_k)
         tile, k = sig
         n = a.type.shape[lc[0]] if len(lc) == 1 else 0  # type: ignore[union-attr]
         if not (t.type.dtype.is_int and 0 < k < n):
@@ -220,7 +216,7 @@ class _Tiler:
         if not sizes:
             return None
         e, k, _ = sizes[-1]
-        return tuple(_aligned(e, t.type.shape)), int(min(k, 2**62))
+        return tuple(aligned(e, t.type.shape)), int(min(k, 2**62))
 
     def _broadcast(self, t: Term) -> _Value:
         (x,) = t.args
@@ -236,7 +232,7 @@ class _Tiler:
                           for i, d in enumerate(dims))
             return self.mk.broadcast(self.piece(vx, inner), _shape(r), dims)  # type: ignore[return-value]
 
-        return self._lazy(t, tuple(cuts), over)
+        return _Value(t.type, tuple(cuts), over)
 
     def _reverse(self, t: Term) -> _Value:
         (x,) = t.args
@@ -249,7 +245,7 @@ class _Tiler:
             inner = tuple((shape[d] - hi, shape[d] - lo) if d in rev else (lo, hi) for d, (lo, hi) in enumerate(r))
             return self.mk.op("reverse", [self.piece(vx, inner)], dict(t.attrs))
 
-        return self._lazy(t, cuts, over)
+        return _Value(t.type, cuts, over)
 
     def _transpose(self, t: Term) -> _Value:
         (x,) = t.args
@@ -262,7 +258,7 @@ class _Tiler:
                 inner[p] = r[j]
             return self.mk.op("transpose", [self.piece(vx, tuple(inner))], dict(t.attrs))  # type: ignore[arg-type]
 
-        return self._lazy(t, tuple(vx.cuts[p] for p in perm), over)
+        return _Value(t.type, tuple(vx.cuts[p] for p in perm), over)
 
     def _slice(self, t: Term) -> _Value | None:
         (x,) = t.args
@@ -276,7 +272,7 @@ class _Tiler:
         def over(r: Region) -> Term:
             return self.piece(vx, tuple((s.start + lo, s.start + hi) for s, (lo, hi) in zip(spec, r)))
 
-        return self._lazy(t, cuts, over)
+        return _Value(t.type, cuts, over)
 
     def _concat(self, t: Term) -> _Value:
         (d,) = t.attrs["dimensions"]
@@ -294,7 +290,7 @@ class _Tiler:
                       for a, b, v in parts if a < hi and b > lo]
             return self.mk.concat(pieces, d)  # type: ignore[return-value]
 
-        return self._lazy(t, tuple(cuts), over)
+        return _Value(t.type, tuple(cuts), over)
 
     def _reduce(self, t: Term) -> _Value | None:
         x, init = t.args
@@ -312,7 +308,7 @@ class _Tiler:
             return self.mk.op("reduce", [self.piece(vx, tuple(inner)), init], dict(t.attrs),
                               computations={name: reducer(name)})
 
-        return self._lazy(t, tuple(vx.cuts[d] for d in kept), over)
+        return _Value(t.type, tuple(vx.cuts[d] for d in kept), over)
 
 
 def _post_order(roots: Sequence[Term]) -> list[Term]:

@@ -132,7 +132,7 @@ def _largest(shape: Sequence, corners: list[list[tuple]] | None) -> Extents:
     return tuple(out)
 
 
-def _aligned(extents: Extents, shape: Sequence[int]) -> list[int]:
+def aligned(extents: Extents, shape: Sequence[int]) -> list[int]:
     """Tile sizes for ``shape``: ``extents`` aligned from the innermost, missing ones 1,
     modulo unit dimensions on both sides (views relate f32[14, 1] and f32[1, 14]: a
     row instruction of 16 does not cut that column into 14 single elements)."""
@@ -195,7 +195,7 @@ def _cuts(tiles: Tiles, mk: Make, node: ENode) -> list[tuple[tuple[int, ...], tu
     each distinct cut once (extents differing in unit dimensions align alike)."""
     sizes = sorted({(e, k) for e, k, on_dot in tiles.get((node.op, node.type.dtype.name), ())
                     if not on_dot or any(mk.view.find(x, "dot") for x in node.children)})
-    return list(dict.fromkeys((tuple(_aligned(e, node.type.shape)), _contraction(mk, node, k)) for e, k in sizes))
+    return list(dict.fromkeys((tuple(aligned(e, node.type.shape)), _contraction(mk, node, k)) for e, k in sizes))
 
 
 def _outer_products(tiles: Tiles, dots: frozenset[tuple[str, str, str]], mk: Make,
@@ -227,7 +227,7 @@ def _outer_products(tiles: Tiles, dots: frozenset[tuple[str, str, str]], mk: Mak
         return []  # an outer product already: dot-outer-product-float takes it whole
     if len(lc) != 1:
         return None
-    return list(dict.fromkeys((tuple(_aligned(e, node.type.shape)), (1, n))
+    return list(dict.fromkeys((tuple(aligned(e, node.type.shape)), (1, n))
                               for e, _, _ in sorted(tiles[("multiply", r)])))
 
 
