@@ -174,7 +174,7 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     if ns.jobs > 1 and ns.deterministic:
         print("note: --deterministic compiles in one process; --jobs is ignored", file=sys.stderr)
     opts = CompileOptions(timeout=ns.timeout, deterministic=ns.deterministic, patience=ns.patience,
-                          tiling=not ns.no_tiling, jobs=ns.jobs)
+                          tiling=not ns.no_tiling, jobs=ns.jobs, tiles_first=ns.tiles_first)
     res = compile_hlo(target, pathlib.Path(ns.kernel), opts)
     pathlib.Path(ns.output).write_text(res.text)
     if ns.json:
@@ -207,7 +207,7 @@ def _fuzz(target: TargetDef, ns: argparse.Namespace) -> int:
 
     try:
         report = fuzz(target, ns.n, ns.seed, ns.max_nodes, ns.timeout_per_kernel, ns.out, ops=ns.ops,
-                      jobs=ns.jobs, probe=not ns.unfiltered)
+                      jobs=ns.jobs, probe=not ns.unfiltered, tiles_first=ns.tiles_first)
     except ValueError as err:  # a bad --ops or --max-nodes
         raise ActgenError(str(err)) from None
     return 1 if report.failed else 0
@@ -258,6 +258,10 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                       help="straight-line code only: do not strip-mine a kernel that does not compile into loops")
     comp.add_argument("--jobs", type=at_least(int, 1), default=1, metavar="N",
                       help="compile the loop-nest candidates of a large kernel in N processes at once (default 1)")
+    comp.add_argument("--tiles-first", action="store_true",
+                      help="enter the kernel into phase 1 cut to its instructions' tiles, with the lowering rules from the "
+                         "first round (faster on kernels that need matmuls for negations or broadcasts, e.g. on "
+                         "Gemmini; slower on most AMX kernels)")
 
     fz = sub.add_parser("fuzz", help="compile and verify random kernels of Act's ten fuzzing operators (Act §9.4)")
     fz.add_argument("--n", type=at_least(int, 0), default=20, help="number of kernels (default 20)")
@@ -272,6 +276,10 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
     fz.add_argument("--ops", default=None, metavar="OP,OP",
                     help="use only these of the ten operators (default all: dot,broadcast,reduce,reverse,add,"
                          "subtract,negate,minimum,maximum,clamp)")
+    fz.add_argument("--tiles-first", action="store_true",
+                    help="enter the kernel into phase 1 cut to its instructions' tiles, with the lowering rules from the "
+                         "first round (faster on kernels that need matmuls for negations or broadcasts, e.g. on "
+                         "Gemmini; slower on most AMX kernels)")
     fz.add_argument("--unfiltered", action="store_true",
                     help="draw every operator in every dtype of the target; by default only the (operator, dtype) "
                          "pairs whose one-operator kernel compiles are drawn (probed once, then cached)")

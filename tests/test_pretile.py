@@ -107,3 +107,14 @@ def test_phase_1_maps_a_kernel_of_two_tiles_from_its_tiles():
     out = g.nodes[g.outputs[0]]
     assert out.op == "concat^H" and len(out.args) == 2  # the result's two s32[16, 16] tiles
     assert all(g.nodes[k].op.startswith("mvout") for k in out.args)
+
+
+def test_a_kernel_of_two_tiles_compiles_with_tiles_first():
+    """Straight-line, each pii graph shares one preloaded ±I between the two tiles, which
+    Gemmini's 16-row ws cannot hold at once (phase 2 does not reload it): the program is the
+    tile's, in a loop of two."""
+    from runtime_skeleton.compile import CompileOptions, compile_hlo, verify
+
+    gemmini = target("gemmini")
+    res = compile_hlo(gemmini, TWO_TILES, CompileOptions(timeout=20, deterministic=True, tiles_first=True))
+    assert verify(gemmini, res, seeds=(0, 1)) == []

@@ -202,7 +202,8 @@ def hard_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
-def check_kernel(target: TargetDef | str, text: str, seed: int = 0, timeout: float = 10.0, nodes: int = 0) -> Outcome:
+def check_kernel(target: TargetDef | str, text: str, seed: int = 0, timeout: float = 10.0, nodes: int = 0,
+                 tiles_first: bool = False) -> Outcome:
     """Compile and verify one kernel; never raises (but for KeyboardInterrupt)."""
     from ..compile import CompileOptions, compile_hlo, verify
 
@@ -211,7 +212,7 @@ def check_kernel(target: TargetDef | str, text: str, seed: int = 0, timeout: flo
     t0 = time.perf_counter()
     try:
         with hard_limit(3 * timeout + 30):
-            res = compile_hlo(target, text, CompileOptions(timeout=timeout, deterministic=True))
+            res = compile_hlo(target, text, CompileOptions(timeout=timeout, deterministic=True, tiles_first=tiles_first))
     except KeyboardInterrupt:
         raise
     except Exception as err:  # noqa: BLE001 - every exception is an outcome
@@ -268,9 +269,9 @@ def _progress(log: Callable[[str], None] | None, quiet: bool):  # noqa: ANN202
 
 def _draw_and_check(job: tuple) -> tuple[str, Outcome]:
     """One fuzz kernel: (its text, its outcome). A module-level function, for worker processes."""
-    target, prof, s, max_nodes, min_nodes, ops, timeout = job
+    target, prof, s, max_nodes, min_nodes, ops, timeout, tiles_first = job
     k = random_fuzz_kernel(prof or resolve_target(target), s, max_nodes, min_nodes, ops)
-    return k.text, check_kernel(target, k.text, s, timeout, k.nodes)
+    return k.text, check_kernel(target, k.text, s, timeout, k.nodes, tiles_first)
 
 
 def for_workers(t: TargetDef, jobs: int) -> tuple[TargetDef | str, int]:
@@ -298,12 +299,14 @@ def map_jobs(fn: Callable, jobs: list[tuple], workers: int) -> Iterator:
 def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | None = None,
          timeout_per_kernel: float = 10.0, out_dir: str | pathlib.Path | None = "fuzz_failures",
          min_nodes: int | None = None, log: Callable[[str], None] | None = None,
-         quiet: bool = False, ops=None, jobs: int = 1, probe: bool = False) -> FuzzReport:  # noqa: ANN001
+         quiet: bool = False, ops=None, jobs: int = 1, probe: bool = False,
+         tiles_first: bool = False) -> FuzzReport:  # noqa: ANN001
     """Fuzz ``n`` kernels drawn from seeds seed, seed+1, ...; print one line per kernel,
     the summary line and the unsupported categories; return the report (counts).
     ``jobs`` > 1 checks kernels in that many processes (the report is the same, in seed order).
     ``probe``: draw only the (operator, dtype) pairs whose one-operator kernel compiles
-    (``capability``); else every operator in every dtype of the target."""
+    (``capability``); else every operator in every dtype of the target. ``tiles_first``:
+    compile with ``CompileOptions(tiles_first=True)``."""
     t = resolve_target(target)
     say = _progress(log, quiet)
     report = FuzzReport(t.name)
@@ -320,7 +323,7 @@ def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | N
             report.drawn = describe(prof)
             say(f"drawing from the operators that compile alone: {report.drawn}")
     carried, workers = for_workers(t, jobs)
-    work = [(carried, prof, seed + i, max_nodes, min_nodes, ops, timeout_per_kernel) for i in range(n)]
+    work = [(carried, prof, seed + i, max_nodes, min_nodes, ops, timeout_per_kernel, tiles_first) for i in range(n)]
     for i, (text, o) in enumerate(map_jobs(_draw_and_check, work, workers)):
         s = seed + i
         if o.status == FAILED and out_dir is not None:
