@@ -63,6 +63,25 @@ class Cache:
         self._path(kind, target, text, extra).write_text(json.dumps(record, indent=1))
 
 
+def provenance() -> str:
+    """The commit (with '+' when the tree has changes) and the machine a figure comes from."""
+    import os
+    import subprocess
+
+    def git(*a: str) -> str:
+        r = subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else ""
+
+    commit = (git("rev-parse", "--short", "HEAD") or "unknown commit") + ("+" if git("status", "--porcelain") else "")
+    cpu = "unknown CPU"
+    try:
+        cpu = next(ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                   if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"commit {commit}, {cpu}, {os.cpu_count()} cores"
+
+
 def one_line(msg: str, n: int = 80) -> str:
     line = " ".join(str(msg).split())
     return line if len(line) <= n else line[: n - 1] + "…"

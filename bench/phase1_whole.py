@@ -15,6 +15,7 @@ move the inputs; batched_matmul_f32 at --iterations 13 --max-nodes 300000 --max-
 is cut into outer products; see the session notes.
 
     python bench/phase1_whole.py --target amx [--kernels amx_k1 ...] [--timeout 20] [--max-nodes 20000]
+    python bench/phase1_whole.py --target gemmini --fuzz 20 --seed 90017 [--tiles-first]
 """
 from __future__ import annotations
 
@@ -22,17 +23,19 @@ import argparse
 import dataclasses
 import time
 
-from _common import KERNELS, backend, one_line, print_table, progress
+from _common import KERNELS, backend, one_line, print_table, progress, provenance
 
 from runtime_skeleton.errors import ActgenError
-from runtime_skeleton.hlo import parse_file
+from runtime_skeleton.hlo import parse_file, parse_module
 from runtime_skeleton.isel.phase1 import InstructionSelector, Limits
 
 
-def measure(target: str, name: str, limits: Limits) -> list:
+def measure(target: str, name: str, limits: Limits, text: str | None = None) -> list:
+    """``text``: the kernel's HLO (a fuzz kernel), else examples/kernels/<name>.hlo."""
     t0 = time.perf_counter()
     try:
-        sel = InstructionSelector(backend(target).TARGET, parse_file(KERNELS / f"{name}.hlo"), limits)
+        module = parse_module(text, name) if text is not None else parse_file(KERNELS / f"{name}.hlo")
+        sel = InstructionSelector(backend(target).TARGET, module, limits)
         graph = next(iter(sel.pii_graphs()), None)
     except ActgenError as err:
         return [name, "refused", None, None, None, None, one_line(err.message, 68)]
@@ -54,20 +57,37 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--target", default="amx")
     ap.add_argument("--kernels", nargs="*", help="names in examples/kernels (default: all)")
-    for f in dataclasses.fields(Limits):  # --timeout, --max-nodes, --iterations, --max-pii-nodes, ...
-        ap.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default)
+    ap.add_argument("--fuzz", type=int, default=0, metavar="N",
+                    help="N fuzz kernels (the target's probed draw, as `fuzz` makes them) instead of examples")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the first fuzz kernel")
+    for f in dataclasses.fields(Limits):  # --timeout, --max-nodes, --iterations, --max-pii-nodes, --tiles-first, ...
+        flag = "--" + f.name.replace("_", "-")
+        if isinstance(f.default, bool):
+            ap.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default)
+        else:
+            ap.add_argument(flag, type=type(f.default), default=f.default)
     args = ap.parse_args()
-    names = args.kernels or sorted(p.stem for p in KERNELS.glob("*.hlo"))
     limits = Limits(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Limits)})
     rows = []
-    for name in names:
+    for name, text in _kernels(args):
         progress(f"{args.target} {name} ...")
-        rows.append(measure(args.target, name, limits))
+        rows.append(measure(args.target, name, limits, text))
     mapped = sum(r[1] == "yes" for r in rows)
-    print_table(f"phase 1 on whole kernels, {args.target} ({args.timeout:g} s, {args.max_nodes} e-nodes): "
-                f"{mapped} of {len(rows)} yield a pii graph",
+    first = ", tiles first" if args.tiles_first else ""
+    print_table(f"phase 1 on whole kernels, {args.target} ({args.timeout:g} s, {args.max_nodes} e-nodes{first}): "
+                f"{mapped} of {len(rows)} yield a pii graph ({provenance()})",
                 ["kernel", "pii graph", "s", "rounds", "e-nodes", "instructions", "why not"], rows,
                 right={2, 3, 4, 5})
+
+
+def _kernels(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    if not args.fuzz:
+        return [(n, None) for n in args.kernels or sorted(p.stem for p in KERNELS.glob("*.hlo"))]
+    from runtime_skeleton.fuzz.capability import capable
+    from runtime_skeleton.fuzz.gen import chosen_ops, random_fuzz_kernel
+
+    prof = capable(backend(args.target).TARGET, chosen_ops(None))
+    return [(f"fuzz_{s}", random_fuzz_kernel(prof, s).text) for s in range(args.seed, args.seed + args.fuzz)]
 
 
 if __name__ == "__main__":
