@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .alloc.allocate import Allocation, AllocationFailed, SolveOptions, phase2
+from .alloc.remat import rematerialized
 from .emit import emit_program, program_json
 from .errors import ActgenError
 from .hlo import parse_file, parse_module
@@ -162,7 +163,7 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
             left = max(0.1, deadline - t)
             solve = dataclasses.replace(opts.solve, deterministic=opts.deterministic,
                                         timeout=min(opts.solve.timeout, left), budget=min(opts.solve.budget, left))
-            alloc = phase2(target, g, solve, times)
+            g, alloc = _allocated(target, g, solve, times)
         except AllocationFailed as err:
             stats.failures.append(f"pii graph {stats.pii_graphs} ({g.num_instructions} instructions): {err.message}")
             # patience also runs out on pii graphs that do not allocate
@@ -178,6 +179,23 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
         yield Candidate(g, alloc, prog, _work(sel, stats))
         if time.perf_counter() > deadline:
             break
+
+
+def _allocated(target: TargetDef, g: PiiGraph, solve: SolveOptions,
+               times: dict[str, float]) -> tuple[PiiGraph, Allocation]:
+    """Phase 2 of ``g``; when a buffer overflows in every order, phase 2 of ``g`` with that
+    buffer's values recomputed for each user (``alloc.remat``), the graph it allocated with it."""
+    try:
+        return g, phase2(target, g, solve, times)
+    except AllocationFailed as err:
+        for buf in dict.fromkeys(b for family, b in err.core if family == "CSP4"):
+            again = rematerialized(target, g, buf)
+            if again is not None:
+                try:
+                    return again, phase2(target, again, solve, times)
+                except AllocationFailed:
+                    pass
+        raise
 
 
 def _work(sel: InstructionSelector, stats: CompileStats) -> int:
