@@ -45,7 +45,7 @@ class Limits:
     timeout: float = 20.0  # seconds for phase 1
     graphs_per_round: int = 32  # pii graphs extracted per k
     max_pii_nodes: int = 4096  # cap on Γ(k)
-    expand_from: int = 6  # round k from which the splits (is_split) run even before the other rules saturate
+    expand_from: int = 6  # round k from which every rule runs, even before the first tier saturates
     # (they also join once the e-graph holds half of max_nodes: the other half is theirs)
     cheap_steps: int = 2  # iterations of the cheap rules per round until the expansive ones join: chains of
     # view rewrites (a row's slice pushed through reshapes, transposes and a broadcast to its scalar) are
@@ -292,8 +292,8 @@ class InstructionSelector:
         for k in range(1, lim.iterations + 1):
             if stop is not None and stop(k):
                 break
-            # The splits join once the other rules saturate (in that same round), at round
-            # expand_from, or at half the node limit.
+            # The rules held back from the first tier (``cheap``) join once it saturates (in that
+            # same round), at round expand_from, or at half the node limit.
             # (a held e-graph stays as it is, unless it saturated before the splits joined)
             for _ in range(0 if frozen or (hold and (expanded or not saturated or not lim.tiles_first)) else 2):
                 half_full = 2 * self.stats.saturation.nodes >= lim.max_nodes
