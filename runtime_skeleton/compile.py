@@ -184,18 +184,23 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
 def _allocated(target: TargetDef, g: PiiGraph, solve: SolveOptions,
                times: dict[str, float]) -> tuple[PiiGraph, Allocation]:
     """Phase 2 of ``g``; when a buffer overflows in every order, phase 2 of ``g`` with that
-    buffer's values recomputed for each user (``alloc.remat``), the graph it allocated with it."""
-    try:
+    buffer's values recomputed for each user (``alloc.remat``), the graph it allocated with it.
+    Where some buffer's values can be recomputed, ``g`` first gets an eighth of its orders:
+    searching all of them for one where a shared value fits took seconds (each order checked
+    against the interference graphs of those that failed), and then the copies are tried;
+    ``g``'s other orders come last."""
+    again = {b: h for b in target.buffers if (h := rematerialized(target, g, b)) is not None}
+    if not again:
         return g, phase2(target, g, solve, times)
+    try:
+        return g, phase2(target, g, dataclasses.replace(solve, max_orders=max(1, solve.max_orders // 8)), times)
     except AllocationFailed as err:
-        for buf in dict.fromkeys(b for family, b in err.core if family == "CSP4"):
-            again = rematerialized(target, g, buf)
-            if again is not None:
-                try:
-                    return again, phase2(target, again, solve, times)
-                except AllocationFailed:
-                    pass
-        raise
+        for buf in dict.fromkeys(b for family, b in err.core if family == "CSP4" and b in again):
+            try:
+                return again[buf], phase2(target, again[buf], solve, times)
+            except AllocationFailed:
+                pass
+    return g, phase2(target, g, solve, times)
 
 
 def _work(sel: InstructionSelector, stats: CompileStats) -> int:
