@@ -21,7 +21,6 @@ the order).
 """
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Sequence
@@ -33,10 +32,11 @@ from ..errors import ActgenError
 from ..isel.extract import PiiGraph
 from ..target import TargetDef
 from .algebra import CpSatAlgebra
+from .construct import construct
 from .liveness import LiveRange, interference, is_identity, live_ranges
 from .order import topological_orders
+from .storage import Allocation, aligned, extent, input_node, num_inputs, scratch
 
-ALIGN = 64  # bytes; where the HBM regions are hinted to start and the constant section packs
 CORE_DETERMINISTIC_TIME = 1.0  # CP-SAT's deterministic seconds for naming the groups that conflict
 OUTPUTS_APART = ("CSP3", "outputs apart from the inputs and constants")  # the group of _outputs_apart
 
@@ -53,33 +53,13 @@ class AllocationFailed(ActgenError):
 
 
 @dataclass
-class Allocation:
-    order: list[int]  # instruction nodes in issue order
-    starts: dict[int, tuple[int, ...]]  # node -> start per access dimension
-    attrs: dict[int, dict[str, int]]  # instruction node -> α and β, in declaration order
-    inputs: list[int]  # HBM offset per kernel input
-    outputs: list[int]  # HBM offset per kernel output
-    consts: dict[int, int]  # const node -> HBM offset
-    seconds: float = 0.0
-    orders_tried: int = 1
-
-
-@dataclass
 class SolveOptions:
     deterministic: bool = False
     timeout: float = 10.0  # seconds per CP-SAT call
     max_orders: int = 64  # topological orders tried per pii graph
     budget: float = 10.0  # seconds of phase 2 per pii graph (then the next pii graph is tried)
     workers: int = field(default_factory=lambda: max(1, min(8, os.cpu_count() or 1)))
-
-
-def _extent(g: PiiGraph, target: TargetDef, v: int) -> tuple[int, ...]:
-    n = g.nodes[v]
-    buf = target.buffers[n.buffer]
-    m = len(buf.access_shape)
-    if buf.is_hbm:
-        return (math.prod(n.type.shape) * n.type.dtype.nbytes,)
-    return tuple(n.type.shape[:m])
+    first_fit: bool = True  # try the constructive allocator (construct.py) before CP-SAT
 
 
 class _Problem:
@@ -127,7 +107,7 @@ class _Problem:
         g, target = self.g, self.target
         for v, n in enumerate(g.nodes):
             buf = target.buffers[n.buffer]
-            ext = _extent(g, target, v)
+            ext = extent(g, target, v)
             self.ext[v] = ext
             room = [size - e for size, e in zip(buf.access_shape, ext)]
             if min(room) < 0:
@@ -207,7 +187,7 @@ class _Problem:
             off = 0
             for v in consts:
                 self.eq(self.s[v][0], self.const_base + off, "CSP3", "constant section")
-                off += -(-self.ext[v][0] // ALIGN) * ALIGN
+                off += aligned(self.ext[v][0])
             self.const_size = off
         self._hints(consts)
         if g.output_written:
@@ -245,19 +225,10 @@ class _Problem:
         live yet: the program's accesses then each lie in one tensor or in scratch, which is
         what sequencing and looping programs rely on (superopt.addressing.region_of)."""
         g, hbm = self.g, self.target.hbm.name
-        part_of_output, stack = set(), list(g.outputs)
-        while stack:
-            v = stack.pop()
-            if v not in part_of_output:
-                part_of_output.add(v)
-                if is_identity(g.nodes[v]):
-                    stack += g.nodes[v].args
-        scratch = [v for v in self.ranges if g.nodes[v].is_instruction and g.nodes[v].buffer == hbm
-                   and v not in part_of_output]
         regions = [(self.inputs[i], self._size_of_input(i)) for i in sorted(self.inputs)]
         regions += [(self.s[o][0], self.ext[o][0]) for o in g.outputs if g.nodes[o].buffer == hbm]
         lits = self.group("CSP3", "HBM scratch apart from the kernel's tensors")
-        for v in scratch:
+        for v in scratch(g, self.target, self.ranges):
             for start, size in regions:
                 self._apart(self.s[v][0], self.ext[v][0], start, size, lits)
 
@@ -272,13 +243,10 @@ class _Problem:
         for var, size in regions:
             if isinstance(var, cp_model.IntVar):
                 self.m.add_hint(var, at)
-            at += -(-size // ALIGN) * ALIGN
+            at += aligned(size)
 
     def _size_of_input(self, i: int) -> int:
-        v = next((v for v, n in enumerate(self.g.nodes) if n.kind == "input" and n.attrs["index"] == i), None)
-        if v is None:  # not read: only there as the region a donated output takes
-            v = next(self.g.outputs[k] for k, j in self.g.alias.items() if j == i)
-        return self.ext[v][0]
+        return self.ext[input_node(self.g, i)][0]
 
     def _disjoint(self) -> None:
         by_buf: dict[str, list[int]] = {}
@@ -346,7 +314,7 @@ def _peak_message(g: PiiGraph, target: TargetDef, ranges: dict[int, LiveRange]) 
         mine = [o for o in ranges if g.nodes[o].buffer == name]
         for t in sorted({ranges[o].start for o in mine}):
             live = [o for o in mine if ranges[o].start <= t <= ranges[o].end]
-            need = sum(_extent(g, target, o)[0] for o in live)
+            need = sum(extent(g, target, o)[0] for o in live)
             if need > buf.access_shape[0]:
                 return (f"buffer {name} overflows: {need} of {buf.access_shape[0]} rows live at step {t} "
                         f"({', '.join(f'%{o}' for o in live)})")
@@ -391,6 +359,11 @@ def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOption
     viewed = _viewed_output(g, target)
     if viewed:
         raise AllocationFailed(f"CSP3: {viewed}", [OUTPUTS_APART])
+    if opts.first_fit:
+        found = construct(target, g, order, ranges)
+        if found is not None:
+            found.seconds = time.perf_counter() - t0
+            return found
     prob = _Problem(target, g, ranges, assume=False)
     status, solver = prob.solve(opts)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -448,13 +421,9 @@ def _solution(prob: _Problem, solver: cp_model.CpSolver, order: list[int], secon
         vals = {d.name: n.attrs[d.name] for d in ins.comp_attrs}
         vals.update({k: solver.value(x) for k, x in prob.beta[v].items()})
         attrs[v] = vals
-    inputs = [solver.value(prob.inputs[i]) if i in prob.inputs else -1 for i in range(_num_inputs(g))]
+    inputs = [solver.value(prob.inputs[i]) if i in prob.inputs else -1 for i in range(num_inputs(g))]
     consts = {v: starts[v][0] for v, n in enumerate(g.nodes) if n.kind == "const"}
     return Allocation(list(order), starts, attrs, inputs, [solver.value(x) for x in prob.outputs], consts, seconds)
-
-
-def _num_inputs(g: PiiGraph) -> int:
-    return 1 + max((n.attrs["index"] for n in g.nodes if n.kind == "input"), default=-1)
 
 
 def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None,
