@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import time
+from itertools import groupby
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -312,8 +313,10 @@ def _peak_message(g: PiiGraph, target: TargetDef, ranges: dict[int, LiveRange]) 
         if len(buf.access_shape) != 1:
             continue
         mine = [o for o in ranges if g.nodes[o].buffer == name]
-        for t in sorted({ranges[o].start for o in mine}):
-            live = [o for o in mine if ranges[o].start <= t <= ranges[o].end]
+        rank = {o: i for i, o in enumerate(mine)}
+        live: list[int] = []
+        for t, starting in groupby(sorted(mine, key=lambda o: (ranges[o].start, rank[o])), lambda o: ranges[o].start):
+            live = sorted([o for o in live if ranges[o].end >= t] + list(starting), key=rank.__getitem__)
             need = sum(extent(g, target, o)[0] for o in live)
             if need > buf.access_shape[0]:
                 return (f"buffer {name} overflows: {need} of {buf.access_shape[0]} rows live at step {t} "
@@ -352,10 +355,9 @@ def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOption
     opts = opts or SolveOptions()
     t0 = time.perf_counter()
     ranges = {o: r for o, r in live_ranges(g, order).items() if g.nodes[o].kind != "undef"}
-    phi = interference(g, ranges)
     peak = _peak_message(g, target, ranges)
     if peak:
-        raise AllocationFailed(f"CSP4: {peak}", [("CSP4", peak.split()[1])], phi)
+        raise AllocationFailed(f"CSP4: {peak}", [("CSP4", peak.split()[1])], interference(g, ranges))
     viewed = _viewed_output(g, target)
     if viewed:
         raise AllocationFailed(f"CSP3: {viewed}", [OUTPUTS_APART])
@@ -370,11 +372,11 @@ def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOption
         return _solution(prob, solver, order, time.perf_counter() - t0)
     if status != cp_model.INFEASIBLE:
         raise AllocationFailed(f"CP-SAT found no allocation within {opts.timeout:g}s "
-                               f"({solver.status_name(status)})", [], phi)
+                               f"({solver.status_name(status)})", [], interference(g, ranges))
     core = _core(target, g, ranges, opts, explain)
     blame_order = any(f == "CSP4" for f, _ in core) or not core
     text = "; ".join(f"{f} {w}" for f, w in core) or "constraints conflict"
-    raise AllocationFailed(f"no allocation: {text}", core, phi if blame_order else None)
+    raise AllocationFailed(f"no allocation: {text}", core, interference(g, ranges) if blame_order else None)
 
 
 def _core(target: TargetDef, g: PiiGraph, ranges: dict[int, LiveRange], opts: SolveOptions,

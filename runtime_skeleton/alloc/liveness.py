@@ -131,14 +131,16 @@ def _meet(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> boo
 
 
 def interference(g: PiiGraph, ranges: dict[int, LiveRange]) -> frozenset[tuple[int, int]]:
-    """Pairs of storage owners in the same buffer whose live ranges overlap (φ)."""
+    """Pairs of storage owners in the same buffer whose live ranges overlap (φ): a sweep
+    over the ranges by start, so only pairs live together are compared."""
     by_buf: dict[str, list[int]] = {}
-    for o in sorted(ranges):
+    for o in sorted(ranges, key=lambda o: (ranges[o].start, o)):
         by_buf.setdefault(g.nodes[o].buffer, []).append(o)
     pairs = set()
     for nodes in by_buf.values():
-        for i, a in enumerate(nodes):
-            for b in nodes[i + 1:]:
-                if ranges[a].overlaps(ranges[b]):
-                    pairs.add((a, b))
+        live: list[int] = []
+        for b in nodes:
+            live = [a for a in live if ranges[a].end >= ranges[b].start]
+            pairs.update((min(a, b), max(a, b)) for a in live)
+            live.append(b)
     return frozenset(pairs)

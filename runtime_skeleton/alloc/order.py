@@ -76,8 +76,14 @@ def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
     deps = {y: {p for p in producers(g, y) if g.nodes[p].is_instruction} for y in first}
     tried: set[frozenset] = set()
     count = 0
+    unseen: list[list[int]] = []  # the first order, whose φ is only needed once a second is asked for
 
     def pruned(order: list[int]) -> bool:
+        if count == 1 and not failed:
+            unseen.append(order)
+            return False
+        while unseen:
+            tried.add(interference(g, live_ranges(g, unseen.pop())))
         phi = interference(g, live_ranges(g, order))
         if phi in tried or any(f <= phi for f in failed):
             return True
