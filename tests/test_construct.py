@@ -134,3 +134,15 @@ def test_first_fit_prefers_a_place_never_used_to_the_one_just_freed():
     for v in zmm:  # no result lands where a value died the step before it is written (but in place)
         died_just_before = [u for u in zmm if u not in (v, *g.nodes[v].args) and ranges[u].end == pos[v] - 1]
         assert all(a.starts[u] != a.starts[v] for u in died_just_before)
+
+
+def test_a_kernel_first_fit_allocates_compiles_without_importing_ortools():
+    """CP-SAT (and ortools with pandas beneath it, about 0.3 s) is loaded only for an
+    allocation first fit does not find."""
+    import subprocess
+
+    code = ("import sys, generated.gemmini as g\n"
+            "g.compile_hlo(open('examples/kernels/gemmini_gemm.hlo').read(), deterministic=True)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('ortools', 'pandas')))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -1,4 +1,4 @@
-"""Phase 2: topological ordering and CP-SAT allocation of a pii graph (Act §6,
+"""Phase 2: topological ordering and allocation of a pii graph, first fit or in CP-SAT (Act §6,
 Appendix C.4–C.5)."""
 from .allocate import Allocation, AllocationFailed, SolveOptions, allocate, phase2
 from .order import heuristic_order, topological_orders

@@ -1,15 +1,41 @@
-"""What phase 2 decides (``Allocation``) and the facts about a pii graph's storage that
-every allocator and the checker read: extents, the kernel's HBM regions, scratch."""
+"""What phase 2 decides (``Allocation``), its options and failure, and the facts about a pii
+graph's storage that every allocator and the checker read: extents, the kernel's HBM
+regions, scratch."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
+from ..errors import ActgenError
 from ..isel.extract import PiiGraph
 from ..target import TargetDef
 from .liveness import LiveRange, is_identity
 
 ALIGN = 64  # bytes; where the HBM regions start (packed or hinted) and the constant section packs
+OUTPUTS_APART = ("CSP3", "outputs apart from the inputs and constants")  # the group of a piece's outputs apart
+
+
+class AllocationFailed(ActgenError):
+    def __init__(self, message: str, core: Sequence[tuple[str, str]] = (), phi: frozenset | None = None) -> None:
+        super().__init__(message)
+        self.core = list(core)  # (family, what) groups that conflict
+        self.phi = phi  # the order's interference graph, when the order is to blame
+
+    @property
+    def order_independent(self) -> bool:
+        return self.phi is None
+
+
+@dataclass
+class SolveOptions:
+    deterministic: bool = False
+    timeout: float = 10.0  # seconds per CP-SAT call
+    max_orders: int = 64  # topological orders tried per pii graph
+    budget: float = 10.0  # seconds of phase 2 per pii graph (then the next pii graph is tried)
+    workers: int = field(default_factory=lambda: max(1, min(8, os.cpu_count() or 1)))
+    first_fit: bool = True  # try the constructive allocator (construct.py) before CP-SAT
 
 
 @dataclass
