@@ -214,8 +214,10 @@ class _Problem:
                     if k not in self.g.alias and self.g.nodes[o].buffer == self.target.hbm.name]
         if consts:
             regions.append((self.const_base, self.const_size))
+        hinted = set()
         for var, size in regions:
-            if isinstance(var, cp_model.IntVar):
+            if isinstance(var, cp_model.IntVar) and var.Index() not in hinted:  # an output may be an input
+                hinted.add(var.Index())
                 self.m.add_hint(var, at)
             at += aligned(size)
 
@@ -285,6 +287,9 @@ def solve(target: TargetDef, g: PiiGraph, order: list[int], ranges: dict[int, Li
     """CSP1–CSP4 for one order in CP-SAT; AllocationFailed says which groups conflict (see
     allocate.allocate)."""
     prob = _Problem(target, g, ranges, assume=False)
+    if prob.trivially_false:  # a constraint over α alone that fails: no β helps, in any order
+        raise AllocationFailed("no allocation: " + "; ".join(f"{f} {w}" for f, w in prob.trivially_false),
+                               prob.trivially_false)
     status, solver = prob.solve(opts)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return _solution(prob, solver, order)
