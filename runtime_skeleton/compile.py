@@ -27,6 +27,7 @@ from .emit import emit_program, program_json
 from .errors import ActgenError
 from .hlo import parse_file, parse_module
 from .ir.graph import Module
+from .ir.empty import drop_empty, empty_value
 from .ir.inline import inline_calls
 from .isel.extract import PiiGraph
 from .isel.obstacles import float_obstacles, obstacles, refusal
@@ -236,12 +237,16 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
     and one whose contractions feed contractions stage by stage (superopt.stages)."""
     opts = opts or CompileOptions()
     deadline = time.perf_counter() + opts.timeout
-    inlined = inline_calls(module)
+    inlined = drop_empty(inline_calls(module))
+    empty = empty_value(inlined)
+    if empty is not None:
+        raise CompileError(f"'{empty.name}' ({empty.type}) has no elements: {target.name} programs compute no "
+                           "empty tensors (only a concatenation's empty operands are dropped)", empty.loc)
     found = obstacles(target, inlined) or float_obstacles(target, inlined)
     if found:
         raise CompileError(refusal(target, found), found[0].loc)
     if not opts.tiling:
-        return compile_direct(target, module, opts, deadline)
+        return dataclasses.replace(compile_direct(target, inlined, opts, deadline), module=module)
     from .superopt.outputs import compile_outputs, several_outputs
     from .superopt.stages import compile_staged
 
