@@ -39,6 +39,10 @@ STRUCTURAL_OPS = frozenset({
 })
 
 ALL_OPS = UNARY_OPS | BINARY_OPS | STRUCTURAL_OPS
+# operators that only move, repeat or drop their operands' elements (each element of the
+# result is an element of an operand or of a constant padding value)
+DATA_MOVEMENT = frozenset({"reshape", "bitcast-convert", "transpose", "slice", "concatenate", "pad", "broadcast",
+                           "copy", "reverse"})
 
 COMPARISON_DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 

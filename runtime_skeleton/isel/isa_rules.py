@@ -51,6 +51,7 @@ from .convert import reducer_name
 from .egraph import ClassId
 from .rules import ANY, Rule
 from .terms import PII_PREFIX, UNDEF, Class, ENode, Term, View
+from .unread import unread_parameters
 
 MAX_MATCHES = 32  # bindings tried per (instruction, class); enough for DAG-shaped patterns
 VIEW_OPS = frozenset({"reshape", "bitcast-convert"})
@@ -776,15 +777,18 @@ def _operands(target: TargetDef, p: Pattern, alpha: dict[str, int], m: _Match,
               view: View) -> tuple[Term | Class, ...]:
     """The pii's operands: bound classes; views of classes; classes padded with zeros;
     zeros for an accumulator started from zero; and ``undef`` for a parameter left
-    unbound by a skipped identity op, which has no influence on the result (whatever
-    the slice holds)."""
+    unbound by a skipped identity op, or one no byte of the result comes from at α
+    (``unread``), which has no influence on the result (whatever the slice holds)."""
     ins = p.ins
-    if len(m.params) == len(ins.inputs):
+    unread = unread_parameters(target, ins, alpha)
+    if len(m.params) == len(ins.inputs) and not unread:
         return tuple(Class(m.params[i]) for i in range(len(ins.inputs)))
     types = target.semantics(ins, alpha).parameter_types
     out: list[Term | Class] = []
     for i, t in enumerate(types):
-        if i in m.params:
+        if i in unread:  # whatever the kernel holds there, the instruction does not read it
+            out.append(Term(UNDEF, t))
+        elif i in m.params:
             out.append(Class(m.params[i]))
         elif i in m.views:
             out.append(view_term(Class(m.views[i]), view.type(m.views[i]), t))

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import ActgenError, SourceLoc
 from ..ir.graph import Computation, Instruction, Module
-from ..ir.ops import ALL_OPS, BINARY_OPS, UNARY_OPS
+from ..ir.ops import ALL_OPS, BINARY_OPS, DATA_MOVEMENT, UNARY_OPS
 from ..ir.types import TensorType, TupleType
 from ..reference import evaluate
 from ..reference.npz_io import random_inputs
@@ -130,9 +130,7 @@ def float_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
     return list(found.values())
 
 
-# operators through which an instruction's output only moves what it read or computed
-MOVING = frozenset({"reshape", "bitcast-convert", "transpose", "slice", "concatenate", "pad", "broadcast",
-                    "copy", "reverse"})
+MOVING = DATA_MOVEMENT  # operators through which an instruction's output only moves what it read or computed
 
 
 def written_types(target: TargetDef) -> set[str]:
