@@ -207,7 +207,8 @@ def _fuzz(target: TargetDef, ns: argparse.Namespace) -> int:
 
     try:
         report = fuzz(target, ns.n, ns.seed, ns.max_nodes, ns.timeout_per_kernel, ns.out, ops=ns.ops,
-                      jobs=ns.jobs, probe=not ns.unfiltered, tiles_first=ns.tiles_first)
+                      jobs=ns.jobs, probe=not ns.unfiltered, tiles_first=ns.tiles_first,
+                      from_programs=ns.from_programs)
     except ValueError as err:  # a bad --ops or --max-nodes
         raise ActgenError(str(err)) from None
     return 1 if report.failed else 0
@@ -280,6 +281,10 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                     help="enter the kernel into phase 1 cut to its instructions' tiles, with the lowering rules from the "
                          "first round (faster on kernels that need matmuls for negations or broadcasts, e.g. on "
                          "Gemmini; slower on most AMX kernels)")
+    fz.add_argument("--from-programs", action="store_true",
+                    help="instead of operator kernels, draw random valid programs of the target (3-30 instructions) "
+                         "and compile the kernels they compute; also report which compiled programs cost more "
+                         "cycles than the random one")
     fz.add_argument("--unfiltered", action="store_true",
                     help="draw every operator in every dtype of the target; by default only the (operator, dtype) "
                          "pairs whose one-operator kernel compiles are drawn (probed once, then cached)")

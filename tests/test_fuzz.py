@@ -187,7 +187,7 @@ def test_categories_are_short_and_stable():
 # ---------------------------------------------------------------- the fuzz loop and the CLI
 
 def _fake_result():
-    return SimpleNamespace(program=SimpleNamespace(executed=lambda: 3))
+    return SimpleNamespace(program=SimpleNamespace(executed=lambda: 3), cost=10.0)
 
 
 def test_fuzz_counts_and_saves_failures(monkeypatch, tmp_path):

@@ -133,7 +133,7 @@ def test_cli_fuzz_probes_then_draws_from_what_compiles(monkeypatch, tmp_path, ca
         texts.append(text)
         if "negate(" in text:
             raise CompileError("no pii graph for gemmini: no instruction produces s8[1,16] in HBM computed by negate")
-        return type("R", (), {"program": type("P", (), {"executed": lambda self: 3})()})()
+        return type("R", (), {"program": type("P", (), {"executed": lambda self: 3})(), "cost": 10.0})()
 
     monkeypatch.setattr(comp, "compile_hlo", only_adds)
     monkeypatch.setattr(comp, "verify", lambda t, r: [])

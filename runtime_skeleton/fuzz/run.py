@@ -53,6 +53,8 @@ class Outcome:
     saved: str = ""  # path of the saved kernel, for failures
     at_limit: bool = False  # the compilation used up its time limit
     reason: str = ""  # for a refusal at the time limit: the category its message alone gives
+    cycles: float = 0.0  # the compiled program's cost, when compiled
+    random_cycles: float = 0.0  # fuzz --from-programs: the cost of the random program the kernel came from
 
 
 @dataclass
@@ -239,19 +241,23 @@ def check_kernel(target: TargetDef | str, text: str, seed: int = 0, timeout: flo
         return Outcome(seed, status, cat, msg, True, seconds, nodes, ninstr)
     status, cat = classify(problems=problems)
     return Outcome(seed, status, cat, "\n".join(problems), True, seconds, nodes, ninstr,
-                   at_limit=seconds >= 0.95 * timeout)
+                   at_limit=seconds >= 0.95 * timeout, cycles=res.cost)
 
 
-def save_failure(out_dir: str | pathlib.Path, target: str, seed: int, text: str, outcome: Outcome,
-                 max_nodes: int | None = None, ops=None, probe: bool = True) -> pathlib.Path:  # noqa: ANN001
-    path = pathlib.Path(out_dir)
-    path.mkdir(parents=True, exist_ok=True)
-    path = path / f"fuzz_{seed}.hlo"
+def _how(max_nodes: int | None = None, ops=None, probe: bool = True) -> str:  # noqa: ANN001
+    """The fuzz options that draw the same kernel again."""
     how = f" --max-nodes {max_nodes}" if max_nodes is not None else ""
     if ops is not None:
         how += " --ops " + (ops if isinstance(ops, str) else ",".join(ops))
-    if not probe:
-        how += " --unfiltered"
+    return how + ("" if probe else " --unfiltered")
+
+
+def save_failure(out_dir: str | pathlib.Path, target: str, seed: int, text: str, outcome: Outcome,
+                 how: str = "") -> pathlib.Path:
+    """``how``: the fuzz options that draw it again (``_how``)."""
+    path = pathlib.Path(out_dir)
+    path.mkdir(parents=True, exist_ok=True)
+    path = path / f"fuzz_{seed}.hlo"
     head = [f"// fuzz failure: target {target}, seed {seed}, {outcome.category}",
             f"// reproduce: python -m generated.{target} fuzz --n 1 --seed {seed}{how}",
             f"//   or: python -m generated.{target} compile {path.name} -o /tmp/{path.stem}.s --verify --deterministic"]
@@ -272,6 +278,24 @@ def _draw_and_check(job: tuple) -> tuple[str, Outcome]:
     target, prof, s, max_nodes, min_nodes, ops, timeout, tiles_first = job
     k = random_fuzz_kernel(prof or resolve_target(target), s, max_nodes, min_nodes, ops)
     return k.text, check_kernel(target, k.text, s, timeout, k.nodes, tiles_first)
+
+
+def _program_and_check(job: tuple) -> tuple[str, Outcome]:
+    """One random program's kernel (``programs``): (its text, its outcome, with both costs)."""
+    from ..sim.timing import time_program
+    from .programs import random_program, self_check
+
+    target, _, s, _, _, _, timeout, tiles_first = job
+    t = resolve_target(target)
+    rp = random_program(t, s)
+    if rp is None:
+        return "", Outcome(s, UNSUPPORTED, "no random program drawn", "no draw of this seed allocates")
+    wrong = self_check(t, rp)
+    if wrong:  # the simulator and the semantics disagree: a bug in the description's package or here
+        return rp.hlo, Outcome(s, FAILED, "random program disagrees with its meaning", wrong)
+    o = check_kernel(target, rp.hlo, s, timeout, len(rp.kernel.entry_computation.instructions), tiles_first)
+    o.random_cycles = time_program(t, rp.program).cycles
+    return rp.hlo, o
 
 
 def for_workers(t: TargetDef, jobs: int) -> tuple[TargetDef | str, int]:
@@ -300,19 +324,21 @@ def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | N
          timeout_per_kernel: float = 10.0, out_dir: str | pathlib.Path | None = "fuzz_failures",
          min_nodes: int | None = None, log: Callable[[str], None] | None = None,
          quiet: bool = False, ops=None, jobs: int = 1, probe: bool = False,
-         tiles_first: bool = False) -> FuzzReport:  # noqa: ANN001
+         tiles_first: bool = False, from_programs: bool = False) -> FuzzReport:  # noqa: ANN001
     """Fuzz ``n`` kernels drawn from seeds seed, seed+1, ...; print one line per kernel,
     the summary line and the unsupported categories; return the report (counts).
     ``jobs`` > 1 checks kernels in that many processes (the report is the same, in seed order).
     ``probe``: draw only the (operator, dtype) pairs whose one-operator kernel compiles
     (``capability``); else every operator in every dtype of the target. ``tiles_first``:
-    compile with ``CompileOptions(tiles_first=True)``."""
+    compile with ``CompileOptions(tiles_first=True)``. ``from_programs``: the kernels are
+    the meanings of random valid programs of the target (``programs``), and each compiled
+    program's cost is compared with the random program's."""
     t = resolve_target(target)
     say = _progress(log, quiet)
     report = FuzzReport(t.name)
     t0 = time.perf_counter()
     prof = None
-    if probe:
+    if probe and not from_programs:
         from .capability import capable, describe
 
         prof = capable(t, chosen_ops(ops), jobs=jobs, say=say)
@@ -324,10 +350,12 @@ def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | N
             say(f"drawing from the operators that compile alone: {report.drawn}")
     carried, workers = for_workers(t, jobs)
     work = [(carried, prof, seed + i, max_nodes, min_nodes, ops, timeout_per_kernel, tiles_first) for i in range(n)]
-    for i, (text, o) in enumerate(map_jobs(_draw_and_check, work, workers)):
+    check = _program_and_check if from_programs else _draw_and_check
+    for i, (text, o) in enumerate(map_jobs(check, work, workers)):
         s = seed + i
         if o.status == FAILED and out_dir is not None:
-            o.saved = str(save_failure(out_dir, t.name, s, text, o, max_nodes, ops, probe))
+            how = " --from-programs" if from_programs else _how(max_nodes, ops, probe)
+            o.saved = str(save_failure(out_dir, t.name, s, text, o, how))
         report.outcomes.append(o)
         detail = {VERIFIED: f"{o.instructions} instructions", UNSUPPORTED: o.category,
                   FAILED: f"{o.category}" + (f" -> {o.saved}" if o.saved else "")}[o.status]
@@ -349,12 +377,26 @@ def report_lines(report: FuzzReport) -> list[str]:
                      + (f"; compiled ones mean {sum(comp) / len(comp):.2f}s" if comp else "")
                      + f"; total {report.seconds:.1f}s; {sum(o.at_limit for o in report.outcomes)} used up "
                        "the time limit")
+    lines += _cost_lines(report)
     for status in (UNSUPPORTED, FAILED):
         for cat, c in report.categories(status).most_common():
             lines.append(f"  {status} {c:4d}  {cat}")
             reasons = Counter(o.reason for o in report.outcomes if o.category == cat and o.reason)
             for why, k in reasons.most_common():
                 lines.append(f"  {'':{len(status)}} {k:4d}    the message: {why}")
+    return lines
+
+
+def _cost_lines(report: FuzzReport) -> list[str]:
+    """fuzz --from-programs: how many compiled programs cost no more than their random
+    program, and each that costs more, with both costs."""
+    ran = [o for o in report.outcomes if o.random_cycles and o.status == VERIFIED]
+    if not ran:
+        return []
+    worse = [o for o in ran if o.cycles > o.random_cycles]
+    lines = [f"  cost no more than the random program: {len(ran) - len(worse)} of {len(ran)} verified "
+             f"({100 * (len(ran) - len(worse)) / len(ran):.1f}%)"]
+    lines += [f"    seed {o.seed}: {o.cycles:g} cycles, the random program {o.random_cycles:g}" for o in worse]
     return lines
 
 
