@@ -31,7 +31,7 @@ from .ir.empty import drop_empty, empty_value
 from .ir.inline import inline_calls
 from .isel.extract import PiiGraph
 from .isel.obstacles import float_obstacles, obstacles, refusal
-from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph
+from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph, reads_float_bits
 from .layout import byte_size
 from .sim.cost import cycles
 from .sim.program import Program, print_program
@@ -245,6 +245,8 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
     found = obstacles(target, inlined) or float_obstacles(target, inlined)
     if found:
         raise CompileError(refusal(target, found), found[0].loc)
+    if reads_float_bits(inlined):  # every piece, stage and tile of it: only bit-exact rules
+        opts = dataclasses.replace(opts, phase1=dataclasses.replace(opts.phase1, exact_only=True))
     if not opts.tiling:
         return dataclasses.replace(compile_direct(target, inlined, opts, deadline), module=module)
     from .superopt.outputs import compile_outputs, several_outputs

@@ -71,3 +71,22 @@ def test_a_concatenations_empty_operands_are_dropped_and_other_empty_values_refu
                                       "ROOT c = s32[16,0]{1,0} negate(s)")
     with pytest.raises(CompileError, match="'s' \\(s32\\[16,0\\]"):
         compile_hlo(t, empty_root, CompileOptions(timeout=20))
+
+
+SIGNED_ZERO = """HloModule z, entry_computation_layout={()->u32[16]}
+ENTRY main {
+  zero = f32[] constant(0)
+  z = f32[16] broadcast(zero), dimensions={}
+  d = f32[16] subtract(z, z)
+  ROOT bits = u32[16] bitcast-convert(d)
+}
+"""
+
+
+def test_a_kernel_that_reads_float_bits_gets_only_bit_exact_rules():
+    """0 - 0 is +0; add(x, +0) = x holds up to the sign of a zero (add-zero-float), so
+    subtract-as-add-negate and it made -0, which a bitcast to integers shows (fuzz
+    --from-programs, amx seed 76)."""
+    t = target("amx")
+    res = compile_hlo(t, SIGNED_ZERO, CompileOptions(timeout=20, deterministic=True))
+    assert verify(t, res) == []

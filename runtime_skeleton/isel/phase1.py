@@ -54,6 +54,7 @@ class Limits:
     # and a first schedule runs every rule but the splits from round 1 (see pii_graphs). Off by default
     # until the seven tests it changes are resolved (CHANGELOG 2026-11-27).
     tiles_first: bool = False
+    exact_only: bool = False  # only rules exact bit for bit (the kernel reads float bits: reads_float_bits)
     isa_closure: int = 4  # after each round with the expansive rules, iterations of only the IR-to-ISA and
     # identity rules: an instruction whose operand is a view in its own layout (a tile) gets the instructions
     # producing that operand in the same round, not one round later each
@@ -168,6 +169,16 @@ class TargetFacts:
 _FACTS: dict[int, tuple[TargetDef, TargetFacts]] = {}
 
 
+def reads_float_bits(module: Module) -> bool:
+    """Whether the kernel reinterprets float bits (a bitcast-convert from a float type to
+    another): a rule equal only up to float rounding (``Rule.exact`` False; the sign of a
+    zero sum, for one) would then change integer results, and only exact rules run."""
+    comp = module.entry_computation
+    return any(i.opcode == "bitcast-convert" and isinstance(i.type, TensorType)
+               and comp[i.operands[0]].tensor_type.dtype.is_float and comp[i.operands[0]].tensor_type.dtype != i.type.dtype
+               for i in comp.instructions)
+
+
 def target_facts(target: TargetDef) -> TargetFacts:
     got = _FACTS.get(id(target))
     if got is None or got[0] is not target:
@@ -198,6 +209,8 @@ class InstructionSelector:
         self.limits = limits or Limits()
         facts = target_facts(target)
         self.rules = rules if rules is not None else facts.rules
+        if rules is None and (self.limits.exact_only or reads_float_bits(module)):  # then "equal up to rounding" is not
+            self.rules = [r for r in self.rules if r.exact]
         self.admit = signature_filter(facts.patterns)
         self.stats = Phase1Stats()
         self.timed_out = False  # the enumeration ended at Limits.timeout
