@@ -146,9 +146,10 @@ def test_onednn_k5_compiles_whole():
         ("tileloadd", "tilezero", "tdpbusd", "tilestored"), 4)
 
 
-def test_outputs_too_large_for_straight_line_code_go_to_their_parts_at_once(monkeypatch):
+def test_outputs_too_large_for_straight_line_code_get_a_small_e_graph_whole_then_their_parts(monkeypatch):
     """Two f32 sums over 16 rows of 16 on AMX: 17 register rows each, 34 together, more
-    than phase 1 maps as straight-line code, so the whole tuple is not tried as such."""
+    than phase 1 maps as straight-line code in time, so the whole tuple is tried with an
+    eighth of phase 1's e-nodes only, then output by output."""
     from runtime_skeleton.superopt import outputs
 
     text = """HloModule two_sums
@@ -167,9 +168,14 @@ ENTRY main {
 }
 """
 
-    def no_direct(*args):  # noqa: ANN002, ANN202
-        raise AssertionError("the whole tuple was tried as straight-line code")
+    tried = []
 
-    monkeypatch.setattr(outputs, "compile_direct", no_direct)
+    def small_direct(target, module, opts, deadline):  # noqa: ANN001, ANN202
+        tried.append(opts.phase1.max_nodes)
+        raise CompileError("no pii graph within the small e-graph")
+
+    monkeypatch.setattr(outputs, "compile_direct", small_direct)
     monkeypatch.setattr(outputs, "compile_parts", lambda *args: "parts")
-    assert outputs.compile_outputs(AMX, load_kernel(text), CompileOptions(), time.perf_counter() + 5) == "parts"
+    opts = CompileOptions()
+    assert outputs.compile_outputs(AMX, load_kernel(text), opts, time.perf_counter() + 5) == "parts"
+    assert tried == [opts.phase1.max_nodes // outputs.LARGE_TUPLE_NODES_DIVISOR]

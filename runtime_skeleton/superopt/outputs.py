@@ -21,6 +21,9 @@ from .sequence import Part, Plan, compile_plan
 from .strip import NotTileable
 
 
+LARGE_TUPLE_NODES_DIVISOR = 8  # a tuple over MAX_DIRECT_BLOCKS gets this share of phase 1's e-nodes whole
+
+
 def several_outputs(module: Module) -> bool:
     t = module.result_type
     return isinstance(t, TupleType) and len(t.elements) > 1
@@ -67,20 +70,25 @@ def compile_outputs(target: TargetDef, module: Module, opts: CompileOptions, dea
     by its number of outputs, else its outputs one at a time (compile_parts). A tuple of
     outputs that compiles whole is found early; one that does not would otherwise hold
     half of the time that its outputs' loop nests need (reductions: 5 outputs). A tuple
-    whose outputs measure more than ``MAX_DIRECT_BLOCKS`` together (``tiled.blocks``)
-    goes to its outputs at once."""
+    whose outputs measure more than ``MAX_DIRECT_BLOCKS`` together (``tiled.blocks``) is
+    tried whole in an e-graph of an eighth of phase 1's e-nodes (a bound on work, not on
+    time), then goes to its outputs."""
     from .tiled import MAX_DIRECT_BLOCKS, blocks
 
     t0 = time.perf_counter()
     share = opts.direct_share / len(module.result_type.elements)
+    whole = opts
     try:
         size = sum(blocks(target, m) for m, _ in parts(module))
-        if size > MAX_DIRECT_BLOCKS:  # as for one output (superopt.tiled): phase 1 would not finish
-            return compile_parts(target, module, opts, deadline)
+        if size > MAX_DIRECT_BLOCKS:  # as for one output (superopt.tiled): phase 1 would not finish in
+            # time, so the whole kernel only gets a small e-graph (values the outputs share are then
+            # computed once where it suffices; strided loads make small kernels look large here)
+            small = max(1, opts.phase1.max_nodes // LARGE_TUPLE_NODES_DIVISOR)
+            whole = replace(opts, phase1=replace(opts.phase1, max_nodes=small))
     except NotTileable:
         pass
     try:
-        return compile_direct(target, module, opts, t0 + share * max(0.0, deadline - t0))
+        return compile_direct(target, module, whole, t0 + share * max(0.0, deadline - t0))
     except CompileError as err:
         try:
             return compile_parts(target, module, opts, deadline)
