@@ -31,7 +31,7 @@ from .ir.empty import drop_empty, empty_value
 from .ir.inline import inline_calls
 from .isel.extract import PiiGraph
 from .isel.obstacles import float_obstacles, obstacles, refusal
-from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph, reads_float_bits
+from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph, Room, reads_float_bits
 from .layout import byte_size
 from .sim.cost import cycles
 from .sim.program import Program, print_program
@@ -130,7 +130,8 @@ class CompileResult:
 
 
 def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: CompileStats,
-               deadline: float, stop: Callable[[int], bool] | None = None) -> Iterator[Candidate]:
+               deadline: float, stop: Callable[[int], bool] | None = None,
+               room: Callable[[], Room] | None = None) -> Iterator[Candidate]:
     """Act's act_enum (Fig. 14b): every program phase 1 and 2 can produce, in order."""
     t0 = time.perf_counter()
     limits = dataclasses.replace(opts.phase1, timeout=max(0.0, min(opts.phase1.timeout, deadline - t0)))
@@ -138,7 +139,8 @@ def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: C
         sel = InstructionSelector(target, module, limits)
     except ActgenError as err:  # the kernel uses something phase 1 cannot represent
         raise CompileError(err.message, err.loc) from None
-    graphs = sel.pii_graphs(None if stop is None else lambda k: stop(_work(sel, stats)))
+    graphs = sel.pii_graphs(None if stop is None else lambda k: stop(_work(sel, stats)),
+                            None if room is None else lambda: room(stats))
     times: dict[str, float] = {}
     try:
         yield from _candidates(target, opts, stats, deadline, sel, graphs, times, stop)
@@ -272,9 +274,16 @@ def compile_direct(target: TargetDef, module: Module, opts: CompileOptions, dead
     def stop(work: int) -> bool:  # asked by phase 1 before each round
         return best is not None and clock(work) > opts.patience * when_best
 
+    def room(stats: CompileStats) -> Room:  # asked before each saturation step: the rest of the patience
+        if best is None:
+            return None, None
+        if opts.deterministic:  # work = e-nodes + GRAPH_WORK per pii graph
+            return int(opts.patience * when_best) - GRAPH_WORK * stats.pii_graphs, None
+        return None, t0 + opts.patience * when_best
+
     try:
         # closing: the per-step times are recorded when the enumeration stops, also early
-        with contextlib.closing(candidates(target, module, opts, stats, deadline, stop)) as cands:
+        with contextlib.closing(candidates(target, module, opts, stats, deadline, stop, room)) as cands:
             for i, cand in enumerate(cands, start=1):
                 stats.candidates = i
                 cost = opts.cost(target, cand.program)

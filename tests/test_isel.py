@@ -703,3 +703,28 @@ def test_a_concatenation_of_input_views_out_of_their_order_is_no_pii_graph():
                           ("concat^H", (1, 2), None, 2048), ("slice^H", (0,), 3072, 1024),
                           ("concat^H", (3, 4), None, 3072))
     assert misplaced_input_views(nested, "d0")  # x[0:2048] then x[3072:4096]: a gap
+
+
+def test_the_room_phase_1_is_given_bounds_each_saturation_step():
+    """The compiler's patience (Act Fig. 14) as e-nodes: once a pii graph is found, a
+    saturation step stops where the e-graph passes the room left, not a whole round later
+    (a round can multiply the e-graph: gemmini_add's patience cost four times its first
+    program's time)."""
+    t = importlib.import_module("generated.gemmini").TARGET
+    module = parse_file(ROOT / "examples/kernels/gemmini_add.hlo")
+    free = InstructionSelector(t, module)
+    graphs = free.pii_graphs()
+    next(graphs)
+    at_first = free.stats.saturation.nodes
+    next(graphs, None)
+    next(graphs, None)
+    grown = free.stats.saturation.nodes
+    capped = InstructionSelector(t, module)
+    room = at_first + 200
+    graphs = capped.pii_graphs(room=lambda: (room, None))
+    next(graphs)
+    next(graphs, None)
+    next(graphs, None)
+    assert grown > room and capped.stats.saturation.nodes < grown
+    # the step stops once the nodes added pass the room; the last term added may overshoot a little
+    assert capped.stats.saturation.nodes <= room + 100

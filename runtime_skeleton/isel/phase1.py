@@ -38,6 +38,9 @@ class NoPiiGraph(ActgenError):
     """The target cannot run the kernel (within the limits): says which class and buffer failed."""
 
 
+Room = tuple[int | None, float | None]  # how far phase 1 may still grow: e-nodes in all, a perf_counter time
+
+
 @dataclass
 class Limits:
     iterations: int = 12  # saturation iterations k (the node bound is 2^k)
@@ -268,10 +271,13 @@ class InstructionSelector:
     def roots(self) -> list:
         return [self.eg.class_of(r) for r in self._root_refs]
 
-    def pii_graphs(self, stop: Callable[[int], bool] | None = None) -> Iterator[PiiGraph]:
+    def pii_graphs(self, stop: Callable[[int], bool] | None = None,
+                   room: Callable[[], Room] | None = None) -> Iterator[PiiGraph]:
         """Every pii graph, in rounds k = 1, 2, ...: saturate one more step, then
         extract with at most Γ(k) = 2^k piis; within a round smallest first.
-        ``stop(k)``, asked before each round, ends the enumeration early.
+        ``stop(k)``, asked before each round, ends the enumeration early; ``room()``,
+        asked before each saturation step, bounds it (e-nodes in all, or a time): the
+        compiler's patience, which a whole round could otherwise overshoot severalfold.
 
         The cheap rules first, the expansive ones later. With ``Limits.tiles_first``, two
         schedules, both ending with every rule: first everything but the splits from
@@ -283,17 +289,17 @@ class InstructionSelector:
         seen: set[tuple] = set()
         cheap_first = [r for r in self.rules if not is_expansive(r)]
         if not self.limits.tiles_first:
-            yield from self._rounds(cheap_first, seen, deadline, stop, None)
+            yield from self._rounds(cheap_first, seen, deadline, stop, None, room)
             return
         lowering_first = [r for r in self.rules if not is_split(r)]
-        again = yield from self._rounds(lowering_first, seen, deadline, stop, self.limits.max_nodes // 2)
+        again = yield from self._rounds(lowering_first, seen, deadline, stop, self.limits.max_nodes // 2, room)
         if again and time.perf_counter() < deadline:
             self._seed()
             self.stats.saturation.nodes, self.stats.saturation.saturated = 0, False
-            yield from self._rounds(cheap_first, seen, deadline, stop, None)
+            yield from self._rounds(cheap_first, seen, deadline, stop, None, room)
 
     def _rounds(self, cheap: list[Rule], seen: set[tuple], deadline: float, stop: Callable[[int], bool] | None,
-                abandon_at: int | None) -> Generator[PiiGraph, None, bool]:
+                abandon_at: int | None, room: Callable[[], Room] | None = None) -> Generator[PiiGraph, None, bool]:
         """The rounds of one schedule (``cheap`` first, then every rule); True when it found
         no pii graph (it was abandoned at ``abandon_at`` e-nodes, or ran out of rounds or
         nodes) and did not prove that there is none."""
@@ -315,8 +321,10 @@ class InstructionSelector:
                 if saturated:
                     break
                 self.stats.saturation.saturated = False
+                cap, until = room() if room is not None else (None, None)
                 run_rules(self.eg, self.rules if expanded else cheap, iterations=1 if expanded else lim.cheap_steps,
-                          max_nodes=lim.max_nodes, deadline=deadline, stats=self.stats.saturation, admit=self.admit)
+                          max_nodes=lim.max_nodes, deadline=min(deadline, until or deadline),
+                          stats=self.stats.saturation, admit=self.admit, work_cap=cap)
                 saturated = self.stats.saturation.saturated
                 if expanded or not saturated:
                     break

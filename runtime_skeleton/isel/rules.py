@@ -102,7 +102,7 @@ class SaturationStats:
 
 def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes: int,
               deadline: float | None = None, stats: SaturationStats | None = None,
-              max_matches: int = 1000, admit: Admit | None = None) -> SaturationStats:
+              max_matches: int = 1000, admit: Admit | None = None, work_cap: int | None = None) -> SaturationStats:
     """Apply every rule at every matching node, ``iterations`` times or until
     nothing changes (saturation), the node limit, or the deadline. A rule adds at
     most ``max_matches`` results per iteration (egg's backoff, simplified): the
@@ -113,7 +113,10 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
     vbroadcastss; with the round robin the cheap rules alone map it at 12.5k e-nodes). A rule fires
     once per (class, node); one that reads the nodes below (``watch_operands`` levels
     deep) fires again when one of those classes has gained nodes since. ``admit``
-    drops results that can never lead to an instruction (see phase1.signature_filter)."""
+    drops results that can never lead to an instruction (see phase1.signature_filter).
+    ``work_cap``: e-nodes (counted as they are added) past which the iteration stops where
+    it is, like the deadline (the compiler's patience; ``max_nodes`` is checked between
+    iterations only)."""
     stats = stats or SaturationStats()
     t0 = time.perf_counter()
     view = eg.view
@@ -141,7 +144,8 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
             fit = candidates(nodes[0].type)
             for j, n in enumerate(nodes):
                 # checked per node: the patterns of one large class can take seconds
-                if deadline is not None and time.perf_counter() > deadline:
+                if (deadline is not None and time.perf_counter() > deadline) or \
+                        (work_cap is not None and before[0] + eg.pending > work_cap):
                     out_of_time = True
                     break
                 signatures: dict[int, tuple] = {}  # per depth: shared by the rules watching that deep
@@ -172,7 +176,7 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
         if (stats.nodes, stats.classes) == before and not out_of_time and all(b > 0 for b in budget.values()):
             stats.saturated = True
             break
-        if stats.nodes > max_nodes or (deadline is not None and time.perf_counter() > deadline):
+        if stats.nodes > max_nodes or out_of_time or (deadline is not None and time.perf_counter() > deadline):
             break
     stats.seconds += time.perf_counter() - t0
     return stats

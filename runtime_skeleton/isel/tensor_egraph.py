@@ -72,6 +72,11 @@ class TensorEGraph:
             ref = self._pending[(term.op, key, refs)] = self.g.add(term.op, key, refs)
         return ref, None
 
+    @property
+    def pending(self) -> int:
+        """Nodes added since the last flush (some may turn out to be there already)."""
+        return len(self._pending)
+
     def union(self, c: ClassId, term: Term | Class) -> None:
         ref, k = self._add(term, {})
         if k != c:
