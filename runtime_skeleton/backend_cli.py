@@ -45,11 +45,13 @@ def _run(target: TargetDef, ns: argparse.Namespace) -> int:
     prog_path = pathlib.Path(ns.program)
     prog = parse_program(prog_path.read_text(), str(prog_path))
     types = [d.type for d in prog.inputs]
-    inputs = load_inputs(ns.inputs, types) if ns.inputs else random_inputs(types, ns.random)
+    # bound by name: a program may declare its inputs in any order
+    inputs = load_inputs(ns.inputs, types, [d.name for d in prog.inputs]) if ns.inputs else \
+        random_inputs(types, ns.random)
     outputs = run_program(target, prog, inputs)
-    arrays = {f"out{i}": o for i, o in enumerate(outputs)}
+    arrays = {d.name: o for d, o in zip(prog.outputs, outputs)}
     if ns.random is not None:
-        arrays.update({f"arg{i}": a for i, a in enumerate(inputs)})
+        arrays.update({d.name: a for d, a in zip(prog.inputs, inputs)})
     save_arrays(ns.output, arrays)
     print(f"{ns.program}: ran {prog.executed()} instructions; wrote {len(outputs)} output(s) to {ns.output}")
     module = parse_file(ns.expect) if ns.expect else None
@@ -59,8 +61,20 @@ def _run(target: TargetDef, ns: argparse.Namespace) -> int:
         pathlib.Path(ns.trace).write_text(timing.trace_json())
         print(f"trace of {len(timing.instrs)} instructions written to {ns.trace} (open in ui.perfetto.dev)")
     if module is not None:
-        return _compare_with_reference(ns.expect, module, inputs, outputs)
+        return _compare_with_reference(ns.expect, module, _numbered(prog.inputs, inputs, "arg"),
+                                       _numbered(prog.outputs, outputs, "out"))
     return 0
+
+
+def _numbered(decls: list, values: list, prefix: str) -> list:
+    """``values`` in the kernel's order: by the number in names ``<prefix>K`` when the
+    program names them so (as the compiler does), else as declared."""
+    numbers = [d.name[len(prefix):] for d in decls]
+    if all(d.name.startswith(prefix) and n.isdigit() for d, n in zip(decls, numbers)) and \
+            sorted(map(int, numbers)) == list(range(len(decls))):
+        order = sorted(range(len(decls)), key=lambda i: int(numbers[i]))
+        return [values[i] for i in order]
+    return values
 
 
 def _print_timing(timing: Timing, roof: Roofline) -> None:
@@ -222,9 +236,10 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="run an assembly program on the functional simulator")
     run.add_argument("program", help="assembly program (.s)")
     src = run.add_mutually_exclusive_group(required=True)
-    src.add_argument("--inputs", help="npz with arg0, arg1, ... in .input order")
+    src.add_argument("--inputs", help="npz with the inputs by their .input names (arg0, arg1, ... in compiled programs)")
     src.add_argument("--random", type=int, metavar="SEED", help="make random inputs (saved beside the outputs)")
-    run.add_argument("-o", "--output", required=True, help="npz to write out0, out1, ... to")
+    run.add_argument("-o", "--output", required=True,
+                     help="npz to write the outputs to, by their .output names (out0, out1, ...)")
     run.add_argument("--expect", metavar="KERNEL.hlo",
                      help="also run the kernel on the reference interpreter and fail (exit 1) on mismatch; "
                           "the roofline counts the kernel's flops")

@@ -24,11 +24,13 @@ def _tensor_types(param_types: Sequence[Type]) -> list[TensorType]:
     return list(param_types)  # type: ignore[arg-type]
 
 
-def load_inputs(path: str, param_types: Sequence[Type]) -> list[np.ndarray]:
-    """Read ``arg0..argN-1`` from ``path``, checked against and converted to the
-    parameter types. Keys not named ``argK`` (e.g. outputs saved beside the
-    inputs) are ignored, so an output file of ``--random`` is a valid input file."""
+def load_inputs(path: str, param_types: Sequence[Type], names: Sequence[str] | None = None) -> list[np.ndarray]:
+    """Read ``arg0..argN-1`` (or ``names``, a program's inputs as it declares them)
+    from ``path``, checked against and converted to the parameter types. Keys not
+    named ``argK`` (e.g. outputs saved beside the inputs) are ignored, so an output
+    file of ``--random`` is a valid input file."""
     types = _tensor_types(param_types)
+    names = list(names) if names is not None else [f"arg{i}" for i in range(len(types))]
     try:
         with np.load(path, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
@@ -36,15 +38,15 @@ def load_inputs(path: str, param_types: Sequence[Type]) -> list[np.ndarray]:
         if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
             raise
         raise EvalError(f"{path}: not a readable .npz file ({err})") from None
-    extra = sorted(k for k in arrays if (m := _ARG.match(k)) and int(m.group(1)) >= len(types))
+    extra = sorted(k for k in arrays if _ARG.match(k) and k not in names)
     if extra:
         raise EvalError(f"{path}: unexpected input '{extra[0]}' (the kernel has {len(types)} parameters)")
     inputs = []
-    for i, t in enumerate(types):
-        if f"arg{i}" not in arrays:
+    for i, (t, name) in enumerate(zip(types, names)):
+        if name not in arrays:
             shape = ",".join(map(str, t.shape))
-            raise EvalError(f"{path}: missing input 'arg{i}' for parameter {i} ({t.dtype}[{shape}])")
-        inputs.append(check_argument(arrays[f"arg{i}"], t, f"{path}: input 'arg{i}'"))
+            raise EvalError(f"{path}: missing input '{name}' for parameter {i} ({t.dtype}[{shape}])")
+        inputs.append(check_argument(arrays[name], t, f"{path}: input '{name}'"))
     return inputs
 
 

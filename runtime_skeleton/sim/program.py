@@ -214,8 +214,13 @@ def _directive(prog: Program, head: str, toks, at, base: pathlib.Path) -> None:
     elif head in (".input", ".output"):
         if len(args) != 3:
             raise ProgramError(f"'{head}' takes: NAME TYPE @OFFSET", at(toks[0][1]))
-        (name, _), (ty, tcol), (off, ocol) = args
+        (name, ncol), (ty, tcol), (off, ocol) = args
+        if any(d.name == name for d in prog.inputs + prog.outputs):
+            raise ProgramError(f"'{name}' is declared twice (each .input and .output needs a name of its own)",
+                               at(ncol))
         decl = TensorDecl(name, _tensor_type(ty, at(tcol)), _offset(off, at(ocol)), at(toks[0][1]))
+        if head == ".input":
+            _apart_from_inputs(prog, decl, at(ocol))
         (prog.inputs if head == ".input" else prog.outputs).append(decl)
     elif head == ".const":
         if len(args) != 2:
@@ -225,6 +230,17 @@ def _directive(prog: Program, head: str, toks, at, base: pathlib.Path) -> None:
     else:
         raise ProgramError(f"unknown directive '{head}' (expected .target, .input, .output or .const)",
                            at(toks[0][1]))
+
+
+def _apart_from_inputs(prog: Program, decl: TensorDecl, loc: SourceLoc) -> None:
+    """Two inputs in overlapping bytes would each overwrite the other's when loaded."""
+    from ..layout import byte_size
+
+    lo, hi = decl.offset, decl.offset + byte_size(decl.type)
+    for d in prog.inputs:
+        if d.offset < hi and lo < d.offset + byte_size(d.type):
+            raise ProgramError(f"input '{decl.name}' at bytes [{lo}, {hi}) overlaps input '{d.name}' "
+                               f"at [{d.offset}, {d.offset + byte_size(d.type)})", loc)
 
 
 def _instruction(name: str, args, loc: SourceLoc, at, loop_vars: set[str]) -> ConcreteInstr:
