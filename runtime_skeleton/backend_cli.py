@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cli_util import at_least, run_cli
+from .cli_util import at_least, refuse_overwrite, run_cli
 from .errors import ActgenError
 from .target import TargetDef
 
@@ -42,6 +42,8 @@ def _run(target: TargetDef, ns: argparse.Namespace) -> int:
     from .reference.npz_io import load_inputs, random_inputs, save_arrays
     from .sim import parse_program, roofline, run_program, time_program
 
+    refuse_overwrite({"-o": ns.output, "--trace": ns.trace},
+                     {"the program": ns.program, "the inputs": ns.inputs, "the kernel": ns.expect})
     prog_path = pathlib.Path(ns.program)
     prog = parse_program(prog_path.read_text(), str(prog_path))
     types = [d.type for d in prog.inputs]
@@ -187,6 +189,7 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
 
     if ns.jobs > 1 and ns.deterministic:
         print("note: --deterministic compiles in one process; --jobs is ignored", file=sys.stderr)
+    refuse_overwrite({"-o": ns.output, "--json": ns.json}, {"the kernel": ns.kernel})
     opts = CompileOptions(timeout=ns.timeout, deterministic=ns.deterministic, patience=ns.patience,
                           tiling=not ns.no_tiling, jobs=ns.jobs, tiles_first=ns.tiles_first)
     res = compile_hlo(target, pathlib.Path(ns.kernel), opts)

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from ..cli_util import run_cli
+from ..cli_util import refuse_overwrite, run_cli
 from .interpreter import evaluate
 from .npz_io import load_inputs, random_inputs, save_arrays
 
@@ -43,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    refuse_overwrite({"-o": args.output}, {"the kernel": args.kernel, "the inputs": args.inputs})
     from ..hlo import parse_file  # the parser is only needed here, not by the interpreter
 
     module = parse_file(args.kernel)

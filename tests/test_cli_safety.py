@@ -1,0 +1,51 @@
+"""The command lines never overwrite what they read and refuse non-finite numbers (issue 42)."""
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _run(*args, cwd):
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True)
+
+
+@pytest.fixture()
+def kernel(tmp_path):
+    k = tmp_path / "k.hlo"
+    shutil.copy(ROOT / "examples/kernels/gemmini_mac.hlo", k)
+    return k
+
+
+@pytest.mark.parametrize("args,says", [
+    (("generated.gemmini", "compile", "k.hlo", "-o", "k.hlo"), "-o k.hlo is the kernel k.hlo"),
+    (("generated.gemmini", "compile", "k.hlo", "-o", "k.s", "--json", "k.s"), "--json k.s is the file -o writes"),
+    (("runtime_skeleton.reference", "k.hlo", "--random", "1", "-o", "k.hlo"), "-o k.hlo is the kernel k.hlo"),
+])
+def test_outputs_that_are_inputs_are_refused(kernel, args, says):
+    before = kernel.read_text()
+    out = _run(*args, cwd=kernel.parent)
+    assert out.returncode == 2 and says in out.stderr and "refusing to overwrite it" in out.stderr
+    assert kernel.read_text() == before
+
+
+def test_a_program_and_its_inputs_are_not_overwritten_by_run(kernel):
+    d = kernel.parent
+    assert _run("generated.gemmini", "compile", "k.hlo", "-o", "k.s", cwd=d).returncode == 0
+    assert _run("generated.gemmini", "run", "k.s", "--random", "1", "-o", "in.npz", cwd=d).returncode == 0
+    prog, npz = (d / "k.s").read_bytes(), (d / "in.npz").read_bytes()
+    for args in (("-o", "k.s"), ("-o", "o.npz", "--trace", "k.s"), ("--inputs", "in.npz", "-o", "in.npz")):
+        src = () if "--inputs" in args else ("--random", "1")
+        out = _run("generated.gemmini", "run", "k.s", *src, *args, cwd=d)
+        assert out.returncode == 2 and "refusing to overwrite it" in out.stderr, args
+    assert (d / "k.s").read_bytes() == prog and (d / "in.npz").read_bytes() == npz
+
+
+@pytest.mark.parametrize("flag", ["--timeout", "--patience"])
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_non_finite_numbers_are_usage_errors(kernel, flag, value):
+    out = _run("generated.gemmini", "compile", "k.hlo", "-o", "k.s", flag, value, cwd=kernel.parent)
+    assert out.returncode == 2 and "must be a finite number" in out.stderr
