@@ -142,8 +142,11 @@ def test_module_entry_point(kernel, tmp_path):
                          "-o", str(tmp_path / "o.npz")], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     again = subprocess.run([sys.executable, "-m", "runtime_skeleton.reference", str(kernel), "--inputs",
-                            str(tmp_path / "o.npz"), "-o", str(tmp_path / "o.npz")], capture_output=True, text=True)
+                            str(tmp_path / "o.npz"), "-o", str(tmp_path / "o2.npz")], capture_output=True, text=True)
     assert again.returncode == 0, again.stderr  # an output file of --random is a valid input file
+    over = subprocess.run([sys.executable, "-m", "runtime_skeleton.reference", str(kernel), "--inputs",
+                           str(tmp_path / "o.npz"), "-o", str(tmp_path / "o.npz")], capture_output=True, text=True)
+    assert over.returncode == 2 and "refusing to overwrite it" in over.stderr  # the inputs are kept
     np.savez(tmp_path / "short.npz", arg0=np.zeros((2, 3)))
     err = subprocess.run([sys.executable, "-m", "runtime_skeleton.reference", str(kernel), "--inputs",
                           str(tmp_path / "short.npz")], capture_output=True, text=True)
