@@ -11,7 +11,7 @@ import pathlib
 import sys
 
 from runtime_skeleton.cli_util import run_cli
-from runtime_skeleton.errors import ActgenError
+from runtime_skeleton.errors import ActgenError, read_source
 
 from .render import FILES, HEADER_MARK, render
 
@@ -28,13 +28,14 @@ def _source_label(path: pathlib.Path) -> str:
 
 def load(path: str) -> tuple:
     from isa_lang.checker import check
+    from isa_lang.errors import IsaError
     from isa_lang.parser import parse_text
 
     p = pathlib.Path(path)
     if not p.is_file():
         raise ActgenError(f"{path}: no such file")
     label = _source_label(p)
-    text = p.read_text()
+    text = read_source(p, IsaError, label)
     return check(parse_text(text, label)), label, text
 
 

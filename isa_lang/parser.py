@@ -14,7 +14,7 @@ from functools import cache
 import lark
 from lark import Token, Tree
 
-from runtime_skeleton.errors import SourceLoc
+from runtime_skeleton.errors import SourceLoc, read_source
 from runtime_skeleton.ir.dtypes import dtype as lookup_dtype
 
 from . import expr as E
@@ -39,7 +39,7 @@ def _lark() -> lark.Lark:
 
 def parse_file(path: str | pathlib.Path) -> IsaSpec:
     path = pathlib.Path(path)
-    return parse_text(path.read_text(), str(path))
+    return parse_text(read_source(path, IsaError), str(path))
 
 
 def parse_text(text: str, filename: str = "<string>") -> IsaSpec:
@@ -213,7 +213,7 @@ class _Builder:
             raise self.error(t, f"include cycle through '{rel}'")
         if not path.is_file():
             raise self.error(t, f"cannot include '{rel}': no such file {path}")
-        self.load(path.read_text(), str(path), including + (key,))
+        self.load(read_source(path, IsaError), str(path), including + (key,))
 
     def _const_decl(self, t: Tree, _inc: tuple[str, ...]) -> None:
         name = self.check_new_name(t.children[0], "constant")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .cli_util import at_least, refuse_overwrite, run_cli
-from .errors import ActgenError
+from .errors import ActgenError, read_source
 from .target import TargetDef
 
 if TYPE_CHECKING:
@@ -41,11 +41,12 @@ def _run(target: TargetDef, ns: argparse.Namespace) -> int:
     from .hlo import parse_file
     from .reference.npz_io import load_inputs, random_inputs, save_arrays
     from .sim import parse_program, roofline, run_program, time_program
+    from .sim.program import ProgramError
 
     refuse_overwrite({"-o": ns.output, "--trace": ns.trace},
                      {"the program": ns.program, "the inputs": ns.inputs, "the kernel": ns.expect})
     prog_path = pathlib.Path(ns.program)
-    prog = parse_program(prog_path.read_text(), str(prog_path))
+    prog = parse_program(read_source(prog_path, ProgramError), str(prog_path))
     types = [d.type for d in prog.inputs]
     # bound by name: a program may declare its inputs in any order
     inputs = load_inputs(ns.inputs, types, [d.name for d in prog.inputs]) if ns.inputs else \

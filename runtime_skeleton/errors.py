@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -36,3 +37,15 @@ class HloError(ActgenError):
 
 class EvalError(ActgenError):
     """The reference interpreter cannot evaluate a graph (bad inputs, unsupported op)."""
+
+
+def read_source(path: str | Path, error: type[ActgenError] = ActgenError, label: str | None = None) -> str:
+    """A source file's text; ``error`` located at the first byte that is not UTF-8 (a
+    UnicodeDecodeError traceback otherwise). ``label``: the file's name in messages."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise error("file is not valid UTF-8", SourceLoc(label or str(path), line, col)) from None

@@ -1,4 +1,5 @@
-"""The command lines never overwrite what they read and refuse non-finite numbers (issue 42)."""
+"""The command lines never overwrite what they read, refuse non-finite numbers, and locate
+bytes that are not UTF-8 (issue 42)."""
 import pathlib
 import shutil
 import subprocess
@@ -49,3 +50,29 @@ def test_a_program_and_its_inputs_are_not_overwritten_by_run(kernel):
 def test_non_finite_numbers_are_usage_errors(kernel, flag, value):
     out = _run("generated.gemmini", "compile", "k.hlo", "-o", "k.s", flag, value, cwd=kernel.parent)
     assert out.returncode == 2 and "must be a finite number" in out.stderr
+
+
+def test_files_that_are_not_utf8_are_located_errors(tmp_path):
+    from isa_lang.errors import IsaError
+    from isa_lang.parser import parse_file
+    from runtime_skeleton.errors import read_source
+    from runtime_skeleton.sim.program import ProgramError
+
+    bad = tmp_path / "bad.isa"
+    bad.write_bytes(b"target t\n\xff\xfe bad\n")
+    with pytest.raises(IsaError, match="file is not valid UTF-8") as err:
+        parse_file(bad)
+    assert (err.value.loc.line, err.value.loc.col) == (2, 1)
+    inc = tmp_path / "inc.isa"
+    inc.write_text('target t\ninclude "bad.isa"\n')
+    with pytest.raises(IsaError, match="bad.isa:2:1: file is not valid UTF-8"):
+        parse_file(inc)
+    prog = tmp_path / "p.s"
+    prog.write_bytes(b".target gemmini\n.input arg0 s8[16] @0 \xe9\n")
+    with pytest.raises(ProgramError) as err:
+        read_source(prog, ProgramError)
+    assert (err.value.loc.line, err.value.loc.col) == (2, 23)
+    out = _run("generated.gemmini", "run", "p.s", "--random", "1", "-o", "o.npz", cwd=tmp_path)
+    assert out.returncode == 2 and "p.s:2:23: file is not valid UTF-8" in out.stderr
+    gen = _run("generator", "check", "bad.isa", cwd=tmp_path)  # actgen check
+    assert gen.returncode == 2 and "bad.isa:2:1: file is not valid UTF-8" in gen.stderr

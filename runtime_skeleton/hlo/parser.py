@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import HloError, SourceLoc
+from ..errors import HloError, SourceLoc, read_source
 from ..ir.attrs import ConvDimLabels, Literal, PadDim, SliceDim, Window, WindowDim
 from ..ir.dtypes import DTYPES, DType
 from ..ir.graph import Computation, Instruction, Module
@@ -1055,11 +1055,4 @@ def parse_type(
 
 def parse_file(path: str | Path) -> Module:
     """Parse an .hlo file; errors are located in ``path``."""
-    data = Path(path).read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise HloError("file is not valid UTF-8", SourceLoc(str(path), line, col)) from None
-    return parse_module(text, str(path))
+    return parse_module(read_source(path, HloError), str(path))
