@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..isel.extract import PiiGraph
 from ..symbolic import PY
 from ..target import TargetDef
-from .liveness import LiveRange, is_identity
+from .liveness import LiveRange, interference, is_identity
 from .storage import Allocation, const_offsets, extent, input_node, region_inputs, scratch
 
 Violation = tuple[str, str]  # (family, what), as AllocationFailed names its groups
@@ -127,20 +127,12 @@ def meet(s: int, n: int, t: int, m: int) -> bool:
 
 def _disjoint(target: TargetDef, g: PiiGraph, ranges: dict[int, LiveRange], a: Allocation,
               ext: dict) -> list[Violation]:
-    """CSP4: storage live at the same time in the same buffer does not overlap (a sweep
-    over the live ranges, so only pairs live together are compared)."""
+    """CSP4: storage live at the same time in the same buffer (the interference graph φ)
+    does not overlap; one violation per buffer."""
     out: list[Violation] = []
-    by_buf: dict[str, list[int]] = {}
-    for v in sorted(ranges, key=lambda v: (ranges[v].start, v)):
-        by_buf.setdefault(g.nodes[v].buffer, []).append(v)
-    for name, nodes in by_buf.items():
-        live: list[int] = []
-        for v in nodes:
-            r = ranges[v]
-            live = [u for u in live if ranges[u].end >= r.start]
-            if any(all(meet(p, e, q, f) for p, e, q, f in zip(a.starts[u], ext[u], a.starts[v], ext[v]))
-                   for u in live):
-                out.append(("CSP4", name))
-                break
-            live.append(v)
+    for u, v in sorted(interference(g, ranges)):
+        name = g.nodes[u].buffer
+        if (("CSP4", name) not in out
+                and all(meet(p, e, q, f) for p, e, q, f in zip(a.starts[u], ext[u], a.starts[v], ext[v]))):
+            out.append(("CSP4", name))
     return out

@@ -30,8 +30,8 @@ from ..isel.extract import PiiGraph
 from ..target import TargetDef
 from .algebra import CpSatAlgebra
 from .liveness import LiveRange, interference
-from .storage import (OUTPUTS_APART, Allocation, AllocationFailed, SolveOptions, aligned, extent, input_node,
-                      num_inputs, scratch)
+from .storage import (OUTPUTS_APART, Allocation, AllocationFailed, SolveOptions, aligned, const_offsets,
+                      const_section_size, extent, input_node, num_inputs, scratch)
 
 CORE_DETERMINISTIC_TIME = 1.0  # CP-SAT's deterministic seconds for naming the groups that conflict
 
@@ -155,14 +155,13 @@ class _Problem:
             if i not in self.inputs:  # an input the program does not read still has its region
                 self.inputs[i] = self.m.new_int_var(0, self.target.hbm.access_shape[0], f"input{i}")
             self.eq(self.outputs[k], self.inputs[i], "CSP3", f"output {k} in place of input {i}")
-        consts = [v for v, n in enumerate(g.nodes) if n.kind == "const"]
+        offsets = const_offsets(g, self.target)
+        consts = list(offsets)
         if consts:
             self.const_base = self.m.new_int_var(0, self.target.hbm.access_shape[0], "const_base")
-            off = 0
-            for v in consts:
+            for v, off in offsets.items():
                 self.eq(self.s[v][0], self.const_base + off, "CSP3", "constant section")
-                off += aligned(self.ext[v][0])
-            self.const_size = off
+            self.const_size = const_section_size(g, self.target)
         self._hints(consts)
         if g.output_written:
             self._outputs_apart(bool(consts))
