@@ -3,7 +3,7 @@
 A random program is a straight-line sequence of a target's instructions: each picks
 its computation attributes α at random (mostly an end of their ranges, so tiles
 meet), reads values earlier instructions left on chip (mostly recent ones), kernel
-inputs in HBM, or HBM bytes it does not depend on (a store's kept bytes), and writes
+inputs in HBM, or HBM bytes it does not read (``isel.unread``: a store's kept bytes), and writes
 one value. What no result (an HBM value nothing reads again) depends on is dropped.
 As a pii graph it is allocated by phase 2 in the order drawn and emitted, so its
 addresses satisfy the description's constraints; a draw whose graph has no
@@ -20,8 +20,6 @@ import math
 import random
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..alloc.allocate import AllocationFailed, SolveOptions, allocate
 from ..emit import emit_program
 from ..hlo.printer import print_module
@@ -30,6 +28,7 @@ from ..ir.types import TensorType
 from ..isel.extract import PiiGraph, PiiNode
 from ..isel.substitute import pii_graph_to_module
 from ..isel.terms import UNDEF
+from ..isel.unread import unread_parameters
 from ..reference import evaluate
 from ..reference.npz_io import random_inputs
 from ..sim.program import Program
@@ -95,31 +94,9 @@ def _compute_shape(target: TargetDef, ins: type[InstructionDef], alpha: dict) ->
     params = sem.parameter_types
     if any(not isinstance(t, TensorType) or 0 in t.shape for t in params) or 0 in sem.result_type.shape:
         return None
-    used = tuple(_depends(sem, j) for j in range(len(params)))
-    ops = tuple((s.buffer, _layout(t), u) for s, t, u in zip(ins.inputs, params, used))
+    unread = unread_parameters(target, ins, alpha)
+    ops = tuple((s.buffer, _layout(t), j not in unread) for j, (s, t) in enumerate(zip(ins.inputs, params)))
     return _Shape(ins, alpha, ops, (ins.output.buffer, _layout(sem.result_type)))
-
-
-def _depends(sem: Module, j: int) -> bool:
-    """Whether the semantics' result depends on parameter j: some draws of it, small
-    values and uniform bits, change the result. (Used only for bytes in HBM, the kept
-    part of a store; the program's simulation is compared with its meaning besides.)"""
-    types = sem.parameter_types
-    for seed in (1, 2, 3):
-        args = random_inputs(types, seed)
-        for other_j in (random_inputs([types[j]], seed + 100)[0], _bits(types[j], seed)):
-            other = [*args[:j], other_j, *args[j + 1:]]
-            if any(not np.array_equal(a, b, equal_nan=False) for a, b in zip(evaluate(sem, args), evaluate(sem, other))):
-                return True
-    return False
-
-
-def _bits(t: TensorType, seed: int) -> np.ndarray:
-    """A value of type t with uniformly random bits."""
-    rng = np.random.default_rng(seed)
-    if t.dtype.is_pred:
-        return rng.random(t.shape) < 0.5
-    return rng.integers(0, 256, size=t.nbytes, dtype=np.uint8).view(t.dtype.np).reshape(t.shape)
 
 
 class _Builder:
