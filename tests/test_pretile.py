@@ -111,14 +111,15 @@ def test_phase_1_maps_a_kernel_of_two_tiles_from_its_tiles():
 
 def test_a_kernel_of_two_tiles_compiles_straight_line_with_tiles_first():
     """Each pii graph shares one preloaded ±I between the two tiles, which Gemmini's 16-row
-    ws cannot hold beside the other: every order overflows it (CSP4), and the program
-    preloads the matrix again for each matmul (alloc.remat)."""
+    ws cannot hold beside another matrix: the heuristic order overflows it (CSP4), and
+    either the order is repaired so that the matmuls reading one preload run together
+    (alloc.order.serialized) or the matrix is preloaded again for each (alloc.remat)."""
     from runtime_skeleton.compile import CompileOptions, compile_hlo, verify
 
     gemmini = target("gemmini")
     res = compile_hlo(gemmini, TWO_TILES, CompileOptions(timeout=30, deterministic=True, tiling=False,
                                                          tiles_first=True))
     names = [i.name for i in res.program.instructions]
-    assert res.tiling is None and names.count("preload_ws") == names.count("compute_ws") + names.count(
+    assert res.tiling is None and 1 <= names.count("preload_ws") <= names.count("compute_ws") + names.count(
         "compute_ws_acc"), names
     assert verify(gemmini, res, seeds=(0, 1)) == []

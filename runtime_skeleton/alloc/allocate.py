@@ -14,14 +14,17 @@ from ..isel.extract import PiiGraph
 from ..target import TargetDef
 from .construct import construct
 from .liveness import LiveRange, interference, is_identity, live_ranges
-from .order import topological_orders
+from .order import serialized, topological_orders
 from .storage import OUTPUTS_APART, Allocation, AllocationFailed, SolveOptions, extent
 
 __all__ = ["Allocation", "AllocationFailed", "SolveOptions", "allocate", "phase2"]
 
 
-def _peak_message(g: PiiGraph, target: TargetDef, ranges: dict[int, LiveRange]) -> str | None:
-    """Fast capacity check of one-dimensional buffers: live tensors that cannot fit at all."""
+def _peak(g: PiiGraph, target: TargetDef, ranges: dict[int, LiveRange]) -> tuple[str, int, list[int]] | None:
+    """Fast capacity check of one-dimensional buffers: live tensors that cannot fit at all,
+    the step where they are live, and which they are. What is live at step t depends only on the order's
+    first t instructions (a value is live there when it is made by then and some reader
+    is not), so every order beginning with those overflows alike."""
     for name, buf in target.buffers.items():
         if len(buf.access_shape) != 1:
             continue
@@ -33,7 +36,7 @@ def _peak_message(g: PiiGraph, target: TargetDef, ranges: dict[int, LiveRange]) 
             need = sum(extent(g, target, o)[0] for o in live)
             if need > buf.access_shape[0]:
                 return (f"buffer {name} overflows: {need} of {buf.access_shape[0]} rows live at step {t} "
-                        f"({', '.join(f'%{o}' for o in live)})")
+                        f"({', '.join(f'%{o}' for o in live)})"), t, live
     return None
 
 
@@ -68,9 +71,11 @@ def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOption
     opts = opts or SolveOptions()
     t0 = time.perf_counter()
     ranges = {o: r for o, r in live_ranges(g, order).items() if g.nodes[o].kind != "undef"}
-    peak = _peak_message(g, target, ranges)
+    peak = _peak(g, target, ranges)
     if peak:
-        raise AllocationFailed(f"CSP4: {peak}", [("CSP4", peak.split()[1])], interference(g, ranges))
+        message, step, live = peak
+        raise AllocationFailed(f"CSP4: {message}", [("CSP4", message.split()[1])], interference(g, ranges),
+                               tuple(order[:step]), tuple(live))
     viewed = _viewed_output(g, target)
     if viewed:
         raise AllocationFailed(f"CSP3: {viewed}", [OUTPUTS_APART])
@@ -89,18 +94,24 @@ def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOption
 def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None,
            times: dict[str, float] | None = None) -> Allocation:
     """Orders in turn, heuristic first and pruned by failed interference graphs
-    (§6.4); the first allocation found. AllocationFailed when none works.
+    (§6.4); the first allocation found. AllocationFailed when none works. An order in
+    which a buffer overflows is next repaired (``order.serialized``: the value made last
+    waits for the others' readers) before the enumeration goes on: the enumeration
+    changes the last instructions first and took seconds to reach an early overflow.
     ``times`` accumulates seconds spent on "ordering" and on "allocation" (constraints and CP-SAT)."""
     opts = opts or SolveOptions()
     times = times if times is not None else {}
     failed: list[frozenset] = []
+    doomed: set[tuple[int, ...]] = set()
     last: AllocationFailed | None = None
     tried = 0
     stop = time.perf_counter() + opts.budget
-    orders = topological_orders(g, target, failed, deadline=stop)
+    orders = topological_orders(g, target, failed, deadline=stop, doomed=doomed)
+    after: dict[int, set[int]] = {}  # the repairs' edges
+    repaired: list[int] | None = None
     while True:
         t = time.perf_counter()
-        order = next(orders, None)
+        order, repaired = repaired or next(orders, None), None
         times["ordering"] = times.get("ordering", 0.0) + time.perf_counter() - t
         if order is None:
             break
@@ -115,6 +126,10 @@ def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None,
             if err.order_independent:
                 break
             failed.append(err.phi)
+            if err.prefix is not None:
+                doomed.add(err.prefix)
+            if err.live:
+                repaired = serialized(g, order, err.live, after)
         finally:
             times["allocation"] = times.get("allocation", 0.0) + time.perf_counter() - t
         if tried >= opts.max_orders or time.perf_counter() > stop:

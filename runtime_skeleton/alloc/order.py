@@ -1,9 +1,14 @@
 """Topological orders of a pii graph's instructions (Act §6.1, §6.4, Appendix C.4).
 
 ``heuristic_order`` is the multi-buffer Sethi–Ullman extension: for every
-on-chip buffer d, esun_d(y) = max(mem_d(y), min_i τ_d(x_i)) with
-τ_d(x_i) = esun_d(x_i) + Σ_{j≠i} mem_d(x_j); operands are visited depth-first in
-decreasing order of max_d τ_d(x_i) / |d|, the share of buffer d they need.
+on-chip buffer d, esun_d(y) is the larger of mem_d(y) and the need of evaluating y's
+operands in the best order, max_k (esun_d(x_k) + Σ_{l<k} mem_d(x_l)) with the operands
+in decreasing esun_d − mem_d; operands are visited depth-first in decreasing order of
+max_d τ_d(x_i) / |d| with τ_d(x_i) = esun_d(x_i) + Σ_{j≠i} mem_d(x_j), the share of
+buffer d they need. (Appendix C.4 writes esun_d(y) = max(mem_d(y), min_i τ_d(x_i)): that
+is the need when the cheapest operand is evaluated last, and it forgets what the others
+needed while they were evaluated, so a subtree that preloads Gemmini's one-matrix ws
+had esun_ws 0 beside an operand with none, and its sibling preload was scheduled first.)
 
 ``topological_orders`` enumerates every order, the heuristic one first, skipping
 orders whose interference graph contains that of an order that already failed
@@ -12,18 +17,30 @@ orders whose interference graph contains that of an order that already failed
 """
 from __future__ import annotations
 
+import heapq
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 
 from ..isel.extract import PiiGraph
 from ..target import TargetDef
-from .liveness import instruction_nodes, interference, live_ranges, producers
+from .liveness import instruction_nodes, interference, is_identity, live_ranges, producers
 
 
 def _bytes(g: PiiGraph, v: int) -> int:
     t = g.nodes[v].type
     return math.prod(t.shape) * t.dtype.nbytes
+
+
+def _need(xs: list[int], esun: Callable[[int], int], mem: Callable[[int], int]) -> int:
+    """Sethi–Ullman's need of evaluating operands ``xs`` one after another, each held once
+    computed: max_k (esun(x_k) + Σ_{l<k} mem(x_l)), least in decreasing esun − mem
+    (Appel and Supowit's generalization; ties by node, so the result is the minimum)."""
+    held, need = 0, 0
+    for x in sorted(xs, key=lambda x: (mem(x) - esun(x), x)):
+        need, held = max(need, esun(x) + held), held + mem(x)
+    return need
 
 
 def heuristic_order(g: PiiGraph, target: TargetDef) -> list[int]:
@@ -37,9 +54,7 @@ def heuristic_order(g: PiiGraph, target: TargetDef) -> list[int]:
     esun: dict[tuple[str, int], int] = {}
     for y in instrs:  # nodes are operands-first
         for b in bufs:
-            xs = operands[y]
-            tau = [esun[b.name, x] + sum(mem(b.name, z) for z in xs if z != x) for x in xs]
-            esun[b.name, y] = max([mem(b.name, y)] + ([min(tau)] if tau else []))
+            esun[b.name, y] = max(mem(b.name, y), _need(operands[y], lambda x: esun[b.name, x], partial(mem, b.name)))
 
     def need(x: int, siblings: list[int]) -> float:
         return max((esun[b.name, x] + sum(mem(b.name, z) for z in siblings if z != x)) / b.nbytes for b in bufs) \
@@ -66,9 +81,13 @@ def heuristic_order(g: PiiGraph, target: TargetDef) -> list[int]:
 
 
 def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
-                       limit: int = 10_000, deadline: float | None = None) -> Iterator[list[int]]:
+                       limit: int = 10_000, deadline: float | None = None,
+                       doomed: set[tuple[int, ...]] | None = None) -> Iterator[list[int]]:
     """Every topological order (heuristic first), pruned by the interference graphs
-    in ``failed`` (which the caller extends as orders fail), until ``limit`` orders or
+    in ``failed`` (which the caller extends as orders fail) and by the prefixes in
+    ``doomed`` (likewise: orders beginning so fail, e.g. a buffer overflows at a step of
+    the prefix; the enumeration backtracks past them at once instead of trying every
+    ending of the prefix, which took seconds of interference graphs), until ``limit`` orders or
     ``deadline`` (time.perf_counter()): when every order is pruned, none is yielded, and
     the caller cannot stop the search itself (a fuzz kernel spent 6 s past its limit here)."""
     first = heuristic_order(g, target)
@@ -90,6 +109,11 @@ def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
         tried.add(phi)
         return False
 
+    doomed = doomed if doomed is not None else set()
+
+    def lost(order: list[int]) -> bool:  # does the order begin with a doomed prefix?
+        return any(tuple(order[:n]) in doomed for n in {len(p) for p in doomed} if n <= len(order))
+
     def extend(order: list[int], placed: set[int]) -> Iterator[list[int]]:
         if len(order) == len(first):
             yield list(order)
@@ -101,6 +125,8 @@ def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
             yield from extend(order, placed)
             placed.discard(v)
             order.pop()
+            if doomed and lost(order):
+                return  # every ending of this prefix fails alike
 
     for order in extend([], set()):
         count += 1
@@ -109,3 +135,61 @@ def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
         if not pruned(order):
             yield order
 
+
+
+def serialized(g: PiiGraph, order: list[int], live: Sequence[int], after: dict[int, set[int]]) -> list[int] | None:
+    """A new order in which the values ``live`` together where a buffer overflowed are no
+    longer so: the one made last waits until every reader of the others has run (edges
+    added to ``after``: instruction -> instructions that must precede it, kept across
+    calls so that earlier repairs hold). The order is otherwise the old one's (a
+    topological sort taking the earliest of the old positions). None when no value of
+    ``live`` can wait so (a reader of another depends on it, or another is an output)."""
+    pos = {v: i for i, v in enumerate(order)}
+    readers: dict[int, set[int]] = {}
+    for y in order:
+        for p in producers(g, y):
+            readers.setdefault(p, set()).add(y)
+    outputs = {p for o in g.outputs for p in ([o] if not is_identity(g.nodes[o]) else producers(g, o))}
+    for b in sorted((v for v in live if v in pos), key=pos.__getitem__, reverse=True):
+        others = [a for a in live if a != b]
+        if any(a in outputs for a in others):
+            continue
+        wait = set().union(*(readers.get(a, set()) for a in others)) - {b}
+        if not wait or wait & _descendants(b, readers):
+            continue
+        after.setdefault(b, set()).update(wait)
+        return _sorted(order, g, after)
+    return None
+
+
+def _descendants(v: int, readers: dict[int, set[int]]) -> set[int]:
+    out, stack = set(), [v]
+    while stack:
+        for r in readers.get(stack.pop(), ()):
+            if r not in out:
+                out.add(r)
+                stack.append(r)
+    return out
+
+
+def _sorted(order: list[int], g: PiiGraph, after: dict[int, set[int]]) -> list[int] | None:
+    """Kahn's topological sort of ``order``'s instructions under their operands and
+    ``after``, the earliest old position first; None on a cycle."""
+    pos = {v: i for i, v in enumerate(order)}
+    preds = {y: {p for p in producers(g, y) if p in pos} | (after.get(y, set()) & pos.keys()) for y in order}
+    succs: dict[int, list[int]] = {y: [] for y in order}
+    for y, ps in preds.items():
+        for p in ps:
+            succs[p].append(y)
+    waiting = {y: len(ps) for y, ps in preds.items()}
+    ready = [pos[y] for y in order if waiting[y] == 0]
+    heapq.heapify(ready)
+    out: list[int] = []
+    while ready:
+        y = order[heapq.heappop(ready)]
+        out.append(y)
+        for z in succs[y]:
+            waiting[z] -= 1
+            if waiting[z] == 0:
+                heapq.heappush(ready, pos[z])
+    return out if len(out) == len(order) else None

@@ -18,10 +18,13 @@ OUTPUTS_APART = ("CSP3", "outputs apart from the inputs and constants")  # the g
 
 
 class AllocationFailed(ActgenError):
-    def __init__(self, message: str, core: Sequence[tuple[str, str]] = (), phi: frozenset | None = None) -> None:
+    def __init__(self, message: str, core: Sequence[tuple[str, str]] = (), phi: frozenset | None = None,
+                 prefix: tuple[int, ...] | None = None, live: tuple[int, ...] = ()) -> None:
         super().__init__(message)
         self.core = list(core)  # (family, what) groups that conflict
         self.phi = phi  # the order's interference graph, when the order is to blame
+        self.prefix = prefix  # the first instructions of the order, when every order beginning so fails too
+        self.live = live  # the values live together where a buffer overflowed (CSP4)
 
     @property
     def order_independent(self) -> bool:

@@ -64,6 +64,10 @@ def is_copy(req: Req) -> bool:
     return len(req) > 2 and req[2][0] == COPY
 
 
+def is_in_place(req: Req) -> bool:
+    return len(req) > 2 and req[2][0] == IN_PLACE
+
+
 @dataclass(frozen=True)
 class Choice:
     kind: str  # "input" | "const" | "undef" | "pii"
@@ -214,7 +218,11 @@ class Extractor:
     def _identity_reqs(self, req: Req, n: ENode) -> tuple[Req, ...] | None:
         """An identity instruction's operands are its own storage: inside a copy (or an
         output written apart), copies at their offsets; a class a concatenation holds
-        twice, a new copy for each repetition. None when a slice's operand would reach
+        twice, a new copy for each repetition. The parts of a concatenation overwritten in
+        place are copies too: the instruction destroys each, so none may be shared with
+        another reader of its value (which may run later: then no order allocates it). A
+        slice overwritten in place still shares its operand, whose other bytes may be read
+        later (a read-modify-write store of the next column tile into an output row). None when a slice's operand would reach
         outside a copy's anchor (the copies of one anchor lie within it)."""
         buf = req[1]
         m = len(self.target.buffers[buf].access_shape)
@@ -232,6 +240,7 @@ class Extractor:
                 return None
             return ((k, buf, copy_tag(anchor, at, k)),)
         (dim,) = n.attrs["dimensions"]
+        inside = inside or is_in_place(req)
         out: list[Req] = []
         seen: set[ClassId] = set()
         step = 0

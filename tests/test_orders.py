@@ -1,0 +1,91 @@
+"""Phase 2's orders: the Sethi–Ullman need, prefixes that fail alike, repairs of an overflow,
+and what extraction shares with an instruction that overwrites its operand in place."""
+import importlib
+import pathlib
+
+from runtime_skeleton.alloc import heuristic_order, phase2, topological_orders
+from runtime_skeleton.alloc.liveness import producers
+from runtime_skeleton.alloc.order import _need, serialized
+from runtime_skeleton.hlo import parse_file
+from runtime_skeleton.ir.dtypes import dtype
+from runtime_skeleton.ir.types import TensorType
+from runtime_skeleton.isel.extract import PiiGraph, PiiNode
+from runtime_skeleton.isel.phase1 import InstructionSelector, Limits
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def target(name):
+    return importlib.import_module(f"generated.{name}").TARGET
+
+
+def test_the_need_counts_what_operands_evaluated_first_needed():
+    """Two operands, one needing 256 bytes of a buffer while it is evaluated and the other
+    none: evaluating them needs 256 whatever the order (Appendix C.4's min over τ said 0)."""
+    esun, mem = {1: 256, 2: 0}, {1: 0, 2: 0}
+    assert _need([1, 2], esun.__getitem__, mem.__getitem__) == 256
+    # Sethi–Ullman proper: two subtrees of need 2 holding 1 each need 3; needs 3 and 1 need 3
+    esun, mem = {1: 2, 2: 2, 3: 3, 4: 1}, {1: 1, 2: 1, 3: 1, 4: 1}
+    assert _need([1, 2], esun.__getitem__, mem.__getitem__) == 3
+    assert _need([3, 4], esun.__getitem__, mem.__getitem__) == 3
+
+
+def _toy() -> PiiGraph:
+    """Two preloads into a one-matrix buffer, each read by one matmul: p1 p2 c1 c2."""
+    w, a = TensorType(dtype("s8"), (16, 16)), TensorType(dtype("s32"), (16, 16))
+    nodes = [PiiNode("input", "input", "d0", w, {"index": 0}, (), 0),
+             PiiNode("pii", "preload_ws", "ws", w, {}, (0,), 1),
+             PiiNode("pii", "preload_ws", "ws", w, {}, (0,), 2),
+             PiiNode("pii", "compute_ws", "acc", a, {}, (1,), 3),
+             PiiNode("pii", "compute_ws", "acc", a, {}, (2,), 4),
+             PiiNode("pii", "concat^H", "acc", TensorType(dtype("s32"), (32, 16)), {"dimensions": (0,)}, (3, 4), 5)]
+    return PiiGraph(nodes, [5])
+
+
+def test_an_overflow_is_repaired_by_waiting_for_the_readers_of_the_other_values():
+    g = _toy()
+    after: dict[int, set[int]] = {}
+    assert serialized(g, [1, 2, 3, 4], (1, 2), after) == [1, 3, 2, 4]
+    assert after == {2: {3}}
+    # a value read after the other is made cannot wait for it: the other one waits instead
+    assert serialized(g, [2, 1, 4, 3], (1, 2), {}) == [2, 4, 1, 3]
+    # an output lives to the end: the other value waits for it
+    assert serialized(PiiGraph(g.nodes, [3, 1]), [1, 2, 3, 4], (1, 2), {}) == [2, 4, 1, 3]
+    assert serialized(PiiGraph(g.nodes, [1, 2]), [1, 2, 3, 4], (1, 2), {}) is None
+
+
+def test_orders_beginning_with_a_doomed_prefix_are_skipped():
+    t = target("gemmini")
+    g = InstructionSelector(t, parse_file(ROOT / "examples/kernels/gemmini_gemm.hlo")).first()
+    every = list(topological_orders(g, t, [], limit=200))
+    assert len({o[0] for o in every}) > 1
+    doomed: set[tuple[int, ...]] = set()
+    orders = topological_orders(g, t, [], limit=200, doomed=doomed)
+    first = next(orders)
+    assert first == heuristic_order(g, t)
+    doomed.add(tuple(first[:1]))
+    rest = list(orders)
+    assert rest and all(o[0] != first[0] for o in rest)
+
+
+def test_no_part_of_an_operand_overwritten_in_place_is_read_by_another_instruction():
+    """Fuzz kernel 90046 sums s32 rows in Gemmini's accumulator: a row is stored to HBM and
+    also part of a 16-row block that a broadcast add updates in place. Extraction shared
+    the row between both, so the store had to read it after it was overwritten: no order
+    allocated any pii graph. The parts of a concatenation overwritten in place are copies."""
+    t = target("gemmini")
+    sel = InstructionSelector(t, parse_file(ROOT / "tests/data/gemmini_fuzz90046_in_place_rows.hlo"),
+                              Limits(tiles_first=True, timeout=60))
+    g = sel.first()
+    readers: dict[int, set[int]] = {}
+    for y, n in enumerate(g.nodes):
+        if n.is_instruction:
+            for p in producers(g, y):
+                readers.setdefault(p, set()).add(y)
+    in_place = [y for y, n in enumerate(g.nodes) if n.is_instruction and t.instructions[n.op].alias is not None]
+    assert in_place
+    for y in in_place:
+        x = g.nodes[y].args[t.instructions[g.nodes[y].op].alias]
+        if g.nodes[x].op == "concat^H":
+            assert all(readers[p] == {y} for p in producers(g, x)), y
+    assert phase2(t, g).orders_tried >= 1
