@@ -10,7 +10,7 @@ import os
 import pathlib
 import sys
 
-from runtime_skeleton.cli_util import run_cli
+from runtime_skeleton.cli_util import add_common_flags, run_cli
 from runtime_skeleton.errors import ActgenError, read_source
 
 from .render import FILES, HEADER_MARK, render
@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     def run(args: list[str]) -> int:
         if args and args[0] == "check":
             ap = argparse.ArgumentParser(prog="actgen check", description="Check an ISA description.")
+            add_common_flags(ap)
             ap.add_argument("isa", help="the .isa file")
             ns = ap.parse_args(args[1:])
             spec, _, _ = load(ns.isa)
@@ -76,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             description="Generate a compiler backend (simulator, tables, CLI) for a tensor accelerator from "
                         "its ISA description.",
             epilog="The generated package runs as `python -m <package> --help`.")
+        add_common_flags(ap)
         ap.add_argument("isa", help="the .isa file")
         ap.add_argument("-o", "--output", required=True, help="directory of the generated package")
         ap.add_argument("--force", action="store_true", help="write into a non-empty directory that is not an "

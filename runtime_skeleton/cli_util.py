@@ -1,27 +1,75 @@
-"""Shared CLI plumbing: turn ActgenError into one located line and exit status 2."""
+"""Shared CLI plumbing: an ActgenError is one located line and exit status 2; a crash
+inside actgen (a bug) is one line naming it as one, exit 3, its traceback only under -v."""
 from __future__ import annotations
 
 import argparse
 import math
 import os
 import sys
+import traceback
 from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
 
 from .errors import ActgenError
 
+BUG = 3  # exit status of a crash inside actgen
+MAX_SHOWN = 200  # characters of an exception's text a message repeats (a 1 MB token is not echoed)
+
+
+def actgen_version() -> str:
+    try:
+        return version("actgen")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown (not installed)"
+
+
+def add_common_flags(ap: argparse.ArgumentParser, with_version: bool = True) -> None:
+    """``--version`` and ``-v`` (a crash inside actgen prints its traceback), on every CLI
+    (``-v`` on each subcommand too, where it is written after the subcommand's name)."""
+    if with_version:
+        ap.add_argument("--version", action="version", version=f"actgen {actgen_version()}")
+    ap.add_argument("-v", "--verbose", action="store_true", help="on a crash inside actgen (a bug), print its traceback")
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + f"... ({len(text)} characters)"
+
 
 def run_cli(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:
+    verbose = any(a in ("-v", "--verbose") for a in (sys.argv[1:] if argv is None else argv))
     try:
         return main(argv)
     except ActgenError as err:
-        print(str(err) if err.loc else f"error: {err}", file=sys.stderr)
+        print(str(err) if err.loc else f"error: {_shown(str(err))}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as err:
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as err:
         print(f"error: {err.filename}: {err.strerror}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except RecursionError:
+        _trace(verbose)
+        print("error: the input is nested too deeply for actgen (Python's recursion limit)", file=sys.stderr)
+        return 2
+    except MemoryError:
+        _trace(verbose)
+        print("error: out of memory: the input asks for more than this machine has", file=sys.stderr)
+        return 2
+    except Exception as err:  # noqa: BLE001 - anything else is a bug in actgen, said as one
+        _trace(verbose)
+        frame = traceback.extract_tb(err.__traceback__)[-1]
+        where = f"{os.path.relpath(frame.filename) if frame.filename.startswith(os.getcwd()) else frame.filename}" \
+                f":{frame.lineno} in {frame.name}"
+        print(f"internal error (a bug in actgen {actgen_version()}): {type(err).__name__}: {_shown(str(err))} "
+              f"at {where}; please report it with the command and its input files"
+              + ("" if verbose else " (-v prints the traceback)"), file=sys.stderr)
+        return BUG
+
+
+def _trace(verbose: bool) -> None:
+    if verbose:
+        traceback.print_exc()
 
 
 def at_least(kind: Callable[[str], int | float], low: int | float, strict: bool = False) -> Callable[[str], int | float]:

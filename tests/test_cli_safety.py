@@ -76,3 +76,35 @@ def test_files_that_are_not_utf8_are_located_errors(tmp_path):
     assert out.returncode == 2 and "p.s:2:23: file is not valid UTF-8" in out.stderr
     gen = _run("generator", "check", "bad.isa", cwd=tmp_path)  # actgen check
     assert gen.returncode == 2 and "bad.isa:2:1: file is not valid UTF-8" in gen.stderr
+
+
+def _crash(kind):
+    def main(argv):
+        if kind == "bug":
+            raise ValueError("x" * 10_000)
+        if kind == "deep":
+            raise RecursionError("maximum recursion depth exceeded")
+        raise MemoryError()
+    return main
+
+
+@pytest.mark.parametrize("kind,status,says", [
+    ("bug", 3, "internal error (a bug in actgen"),
+    ("deep", 2, "error: the input is nested too deeply"),
+    ("memory", 2, "error: out of memory"),
+])
+def test_a_crash_is_one_line_naming_it_and_its_traceback_only_under_v(capsys, kind, status, says):
+    from runtime_skeleton.cli_util import run_cli
+
+    assert run_cli(_crash(kind), ["k.hlo"]) == status
+    err = capsys.readouterr().err
+    assert err.startswith(says) and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert len(err) < 600  # a huge message is not echoed in full
+    assert run_cli(_crash(kind), ["k.hlo", "-v"]) == status
+    assert "Traceback" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module", ["generated.gemmini", "runtime_skeleton.reference", "runtime_skeleton.hlo"])
+def test_every_command_line_says_its_version(module, tmp_path):
+    r = _run(module, "--version", cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.startswith("actgen "), r

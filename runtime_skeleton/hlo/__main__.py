@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli_util import run_cli
+from ..cli_util import add_common_flags, run_cli
 from ..ir.graph import Module
 from .parser import parse_file
 from .printer import print_module, print_type
@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
                     "(jax.jit(f).lower(...).as_text(dialect='hlo'), or an XLA dump). "
                     "Prints a one-line summary; errors print as file:line:col: message and exit with status 2.",
     )
+    add_common_flags(ap)
     ap.add_argument("file", help="the .hlo text file")
     ap.add_argument("--print", action="store_true", dest="reprint",
                     help="print the canonical HLO text instead of the summary")

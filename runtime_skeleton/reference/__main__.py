@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from ..cli_util import refuse_overwrite, run_cli
+from ..cli_util import add_common_flags, refuse_overwrite, run_cli
 from .interpreter import evaluate
 from .npz_io import load_inputs, random_inputs, save_arrays
 
@@ -33,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_common_flags(p)
     p.add_argument("kernel", help="HLO text file (as printed by XLA/JAX)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--inputs", metavar="IN.npz", help="input arrays arg0, arg1, ...")
