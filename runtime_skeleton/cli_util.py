@@ -13,7 +13,8 @@ from importlib.metadata import PackageNotFoundError, version
 from .errors import ActgenError
 
 BUG = 3  # exit status of a crash inside actgen
-MAX_SHOWN = 200  # characters of an exception's text a message repeats (a 1 MB token is not echoed)
+MAX_SHOWN = 4000  # characters of an error's text printed (a 1 MB token is not echoed)
+MAX_SHOWN_BUG = 200  # characters of a crash's exception text
 
 
 def actgen_version() -> str:
@@ -31,8 +32,8 @@ def add_common_flags(ap: argparse.ArgumentParser, with_version: bool = True) -> 
     ap.add_argument("-v", "--verbose", action="store_true", help="on a crash inside actgen (a bug), print its traceback")
 
 
-def _shown(text: str) -> str:
-    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + f"... ({len(text)} characters)"
+def _shown(text: str, limit: int = MAX_SHOWN) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
 def run_cli(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:
@@ -61,7 +62,7 @@ def run_cli(main: Callable[[list[str] | None], int], argv: list[str] | None = No
         frame = traceback.extract_tb(err.__traceback__)[-1]
         where = f"{os.path.relpath(frame.filename) if frame.filename.startswith(os.getcwd()) else frame.filename}" \
                 f":{frame.lineno} in {frame.name}"
-        print(f"internal error (a bug in actgen {actgen_version()}): {type(err).__name__}: {_shown(str(err))} "
+        print(f"internal error (a bug in actgen {actgen_version()}): {type(err).__name__}: {_shown(str(err), MAX_SHOWN_BUG)} "
               f"at {where}; please report it with the command and its input files"
               + ("" if verbose else " (-v prints the traceback)"), file=sys.stderr)
         return BUG

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from .alloc.allocate import Allocation, AllocationFailed, SolveOptions, phase2
 from .alloc.remat import rematerialized
+from .alloc.views import simplified
 from .emit import emit_program, program_json
 from .errors import ActgenError
 from .hlo import parse_file, parse_module
@@ -166,7 +167,7 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
             left = max(0.1, deadline - t)
             solve = dataclasses.replace(opts.solve, deterministic=opts.deterministic,
                                         timeout=min(opts.solve.timeout, left), budget=min(opts.solve.budget, left))
-            g, alloc = _allocated(target, g, solve, times)
+            g, alloc = _allocated(target, simplified(g), solve, times)
         except AllocationFailed as err:
             stats.failures.append(f"pii graph {stats.pii_graphs} ({g.num_instructions} instructions): {err.message}")
             # patience also runs out on pii graphs that do not allocate

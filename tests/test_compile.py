@@ -266,9 +266,15 @@ def test_a_kernel_the_target_cannot_run_is_explained():
         compile_hlo(target("gemmini"), ROOT / "examples/kernels/unary_math_f32.hlo", CompileOptions(timeout=3))
     with pytest.raises(CompileError, match="dot 'dot_general.1' .* computes new f32 values"):
         compile_hlo(target("gemmini"), ROOT / "examples/kernels/gemm_f32.hlo", CompileOptions(timeout=3, tiling=False))
-    # phase 1 maps gemm_i8 whole (32x64 . 64x32: 16 tiles), but no order fits it in the 16-row weight buffer
-    with pytest.raises(CompileError, match="(?s)no pii graph of the .* found could be allocated on gemmini.*CSP4: buffer ws"):
-        compile_hlo(target("gemmini"), ROOT / "examples/kernels/gemm_i8.hlo", CompileOptions(timeout=3, tiling=False))
+
+
+def test_a_gemm_of_sixteen_tiles_compiles_straight_line():
+    """gemm_i8 (32x64 . 64x32: 16 tiles) shares preloaded weights between matmuls, which the
+    16-row weight buffer holds one at a time: the heuristic order overflows it, and the
+    order repaired (alloc.order.serialized) runs the matmuls of one preload together."""
+    t = target("gemmini")
+    res = compile_hlo(t, ROOT / "examples/kernels/gemm_i8.hlo", CompileOptions(timeout=30, tiling=False))
+    assert res.tiling is None and verify(t, res) == []
 
 
 def _mlp_i8_layer_16() -> str:

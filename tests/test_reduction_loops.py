@@ -187,7 +187,7 @@ def test_a_reduction_loop_on_vectors_tries_steps_of_one_row_first():
 
 
 @pytest.mark.parametrize("shape", [(32, 32, 32), pytest.param((48, 64, 32), marks=pytest.mark.slow)])
-def test_gemm_compiles_into_loops_with_an_on_chip_reduction_and_verifies(shape):
+def test_gemm_compiles_into_loops_with_an_on_chip_reduction_and_verifies(shape, loops_only):
     res = compile_hlo(gemmini.TARGET, gemm(*shape), CompileOptions(timeout=30, direct_share=0.05))
     assert res.split is not None and res.program.has_loops
     assert verify(gemmini.TARGET, res) == []
@@ -212,7 +212,7 @@ ENTRY main {
 }"""
 
 
-def test_an_int8_mlp_layer_fuses_bias_relu_and_requantize_into_the_epilogue():
+def test_an_int8_mlp_layer_fuses_bias_relu_and_requantize_into_the_epilogue(loops_only):
     """bias, ReLU and the int8 saturation after the product happen on the way out of
     the accumulator (Gemmini: the bias row added to every accumulator row by a
     stride-0 mvin, then mvout_relu), not in HBM."""

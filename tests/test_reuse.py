@@ -99,7 +99,7 @@ tilestored rows=16 colsb=64 stride=64 t=0 addr=65536
     assert _count(new, "tileloadd") == _count(prog, "tileloadd")
 
 
-def test_a_tiled_gemm_reuses_its_loads_and_verifies():
+def test_a_tiled_gemm_reuses_its_loads_and_verifies(loops_only):
     text = """HloModule g
 ENTRY main {
   a = s8[64,128]{1,0} parameter(0)

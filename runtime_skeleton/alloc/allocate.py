@@ -12,9 +12,9 @@ from itertools import groupby
 
 from ..isel.extract import PiiGraph
 from ..target import TargetDef
-from .construct import construct
+from .construct import construct, tied_overlap
 from .liveness import LiveRange, interference, is_identity, live_ranges
-from .order import serialized, topological_orders
+from .order import inseparable, serialized, topological_orders
 from .storage import OUTPUTS_APART, Allocation, AllocationFailed, SolveOptions, extent
 
 __all__ = ["Allocation", "AllocationFailed", "SolveOptions", "allocate", "phase2"]
@@ -76,6 +76,14 @@ def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOption
         message, step, live = peak
         raise AllocationFailed(f"CSP4: {message}", [("CSP4", message.split()[1])], interference(g, ranges),
                                tuple(order[:step]), tuple(live))
+    pair = tied_overlap(target, g, ranges)
+    if pair:
+        a, b = pair
+        buf = g.nodes[a].buffer
+        always = inseparable(g, a, b)  # then no order helps
+        raise AllocationFailed(f"CSP4: %{a} and %{b} are live together {'in every order ' if always else ''}in "
+                               f"{buf} bytes that CSP1-CSP3 make overlap", [("CSP4", buf)],
+                               None if always else frozenset({pair}), live=pair)
     viewed = _viewed_output(g, target)
     if viewed:
         raise AllocationFailed(f"CSP3: {viewed}", [OUTPUTS_APART])

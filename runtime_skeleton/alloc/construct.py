@@ -339,6 +339,31 @@ class _Placer:
         return min(starts, default=1 << 62)
 
 
+def tied_overlap(target: TargetDef, g: PiiGraph, ranges: dict[int, LiveRange]) -> tuple[int, int] | None:
+    """Two values live at the same time whose storage CSP1–CSP3's equalities put in
+    overlapping bytes of a one-dimensional buffer (a column tile's store under a row that
+    a store before it wrote into the same output bytes): no allocation of this order
+    exists, nor of any order in which the two interfere (CSP4). None when there is none,
+    or the equalities are not of first fit's form."""
+    ties = _ties(target, g)
+    if ties is None:
+        return None
+    classes: dict[Key, list[tuple[int, int, int]]] = defaultdict(list)  # root -> (offset, end, node)
+    for v in ranges:
+        if len(target.buffers[g.nodes[v].buffer].access_shape) == 1:
+            root, off = ties.find(("s", v, 0))
+            classes[root].append((off, off + extent(g, target, v)[0], v))
+    for members in classes.values():
+        live: list[tuple[int, int, int]] = []
+        for lo, hi, v in sorted(members):
+            live = [m for m in live if m[1] > lo]
+            for _, _, u in live:
+                if ranges[u].overlaps(ranges[v]):
+                    return min(u, v), max(u, v)
+            live.append((lo, hi, v))
+    return None
+
+
 def construct(target: TargetDef, g: PiiGraph, order: list[int], ranges: dict[int, LiveRange]) -> Allocation | None:
     """A valid allocation of ``g`` in ``order`` built first fit, or None (module doc)."""
     ties = _ties(target, g)

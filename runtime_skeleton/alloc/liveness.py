@@ -54,6 +54,36 @@ def producers(g: PiiGraph, v: int) -> set[int]:
     return out
 
 
+OUTPUT = -1  # what keeps an output live: the program's end
+
+
+def whole_readers(g: PiiGraph) -> dict[int, set[int]]:
+    """For each storage owner, the instructions that keep all of it live until they run
+    (reading it through identities but a slice, which keeps only its own bytes live, as
+    ``live_ranges`` counts them), and OUTPUT for a part of an output."""
+    out: dict[int, set[int]] = {}
+
+    def read(x: int, by: int) -> None:
+        stack = [x]
+        while stack:
+            v = stack.pop()
+            n = g.nodes[v]
+            if n.kind == "pii" and n.op == "slice^H" and _sliced_owner(g, v) is not None:
+                continue
+            if is_identity(n):
+                stack.extend(n.args)
+            else:
+                out.setdefault(v, set()).add(by)
+
+    for y, n in enumerate(g.nodes):
+        if n.is_instruction:
+            for a in dict.fromkeys(n.args):
+                read(a, y)
+    for o in g.outputs:
+        read(o, OUTPUT)
+    return out
+
+
 @dataclass(frozen=True)
 class LiveRange:
     start: int

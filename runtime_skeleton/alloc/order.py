@@ -25,12 +25,15 @@ from functools import partial
 
 from ..isel.extract import PiiGraph
 from ..target import TargetDef
-from .liveness import instruction_nodes, interference, is_identity, live_ranges, producers
+from .liveness import instruction_nodes, interference, is_identity, live_ranges, producers, whole_readers
 
 
 def _bytes(g: PiiGraph, v: int) -> int:
     t = g.nodes[v].type
     return math.prod(t.shape) * t.dtype.nbytes
+
+
+SMALL_FAILURE = 3  # failed interference graphs of at most this many pairs are checked on every prefix
 
 
 def _need(xs: list[int], esun: Callable[[int], int], mem: Callable[[int], int]) -> int:
@@ -114,7 +117,20 @@ def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
     def lost(order: list[int]) -> bool:  # does the order begin with a doomed prefix?
         return any(tuple(order[:n]) in doomed for n in {len(p) for p in doomed} if n <= len(order))
 
+    holders = whole_readers(g)
+
+    def held(v: int, placed: set[int]) -> bool:  # is all of v live past the prefix, whatever follows?
+        return v in placed and any(r not in placed for r in holders.get(v, ()))
+
+    def certain(placed: set[int]) -> bool:
+        """Does a small failed interference graph hold already, whatever the rest of the
+        order (each pair made and still to be read whole)? Then no ending can help: the
+        enumeration backtracks instead of computing φ for each ending (seconds per pii graph)."""
+        return any(len(f) <= SMALL_FAILURE and all(held(a, placed) and held(b, placed) for a, b in f) for f in failed)
+
     def extend(order: list[int], placed: set[int]) -> Iterator[list[int]]:
+        if failed and len(order) < len(first) and certain(placed):
+            return
         if len(order) == len(first):
             yield list(order)
             return
@@ -137,6 +153,26 @@ def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
 
 
 
+def inseparable(g: PiiGraph, a: int, b: int) -> bool:
+    """Whether a and b are live together in every order: each is an output, or is read
+    by an instruction that depends on the other."""
+    readers: dict[int, set[int]] = {}
+    for y, n in enumerate(g.nodes):
+        if n.is_instruction:
+            for p in producers(g, y):
+                readers.setdefault(p, set()).add(y)
+    outputs = _output_owners(g)
+
+    def can_wait(first: int, then: int) -> bool:  # may every reader of ``first`` run before ``then``?
+        return first not in outputs and not (readers.get(first, set()) & (_descendants(then, readers) | {then}))
+
+    return not can_wait(a, b) and not can_wait(b, a)
+
+
+def _output_owners(g: PiiGraph) -> set[int]:
+    return {p for o in g.outputs for p in ([o] if not is_identity(g.nodes[o]) else producers(g, o))}
+
+
 def serialized(g: PiiGraph, order: list[int], live: Sequence[int], after: dict[int, set[int]]) -> list[int] | None:
     """A new order in which the values ``live`` together where a buffer overflowed are no
     longer so: the one made last waits until every reader of the others has run (edges
@@ -149,7 +185,7 @@ def serialized(g: PiiGraph, order: list[int], live: Sequence[int], after: dict[i
     for y in order:
         for p in producers(g, y):
             readers.setdefault(p, set()).add(y)
-    outputs = {p for o in g.outputs for p in ([o] if not is_identity(g.nodes[o]) else producers(g, o))}
+    outputs = _output_owners(g)
     for b in sorted((v for v in live if v in pos), key=pos.__getitem__, reverse=True):
         others = [a for a in live if a != b]
         if any(a in outputs for a in others):

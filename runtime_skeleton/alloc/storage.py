@@ -101,20 +101,25 @@ def const_section_size(g: PiiGraph, target: TargetDef) -> int:
     return sum(aligned(extent(g, target, v)[0]) for v in const_nodes(g))
 
 
-def parts_of_outputs(g: PiiGraph) -> set[int]:
-    """The outputs and what identity instructions make them of."""
+def parts_of_outputs(g: PiiGraph, target: TargetDef) -> set[int]:
+    """The outputs and what identity instructions make them of, and the operands that
+    those instructions overwrite in place (which lie where their results do: a matrix
+    stored column tile by column tile is each tile's store over the stores before it)."""
     out, stack = set(), list(g.outputs)
     while stack:
         v = stack.pop()
         if v not in out:
             out.add(v)
-            if is_identity(g.nodes[v]):
-                stack += g.nodes[v].args
+            n = g.nodes[v]
+            if is_identity(n):
+                stack += n.args
+            elif n.is_instruction and (a := target.instructions[n.op].alias) is not None:
+                stack.append(n.args[a])
     return out
 
 
 def scratch(g: PiiGraph, target: TargetDef, ranges: dict[int, LiveRange]) -> list[int]:
     """HBM instruction results that are no part of an output: values stored to be loaded
     again, which lie apart from the kernel's input and output regions."""
-    hbm, parts = target.hbm.name, parts_of_outputs(g)
+    hbm, parts = target.hbm.name, parts_of_outputs(g, target)
     return [v for v in ranges if g.nodes[v].is_instruction and g.nodes[v].buffer == hbm and v not in parts]

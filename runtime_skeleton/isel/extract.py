@@ -68,6 +68,11 @@ def is_in_place(req: Req) -> bool:
     return len(req) > 2 and req[2][0] == IN_PLACE
 
 
+def _in_place_part(req: Req) -> bool:
+    """A copy made of a part of a concatenation overwritten in place (``_identity_reqs``)."""
+    return is_copy(req) and req[2][-1] == IN_PLACE
+
+
 @dataclass(frozen=True)
 class Choice:
     kind: str  # "input" | "const" | "undef" | "pii"
@@ -221,9 +226,11 @@ class Extractor:
         twice, a new copy for each repetition. The parts of a concatenation overwritten in
         place are copies too: the instruction destroys each, so none may be shared with
         another reader of its value (which may run later: then no order allocates it). A
-        slice overwritten in place still shares its operand, whose other bytes may be read
-        later (a read-modify-write store of the next column tile into an output row). None when a slice's operand would reach
-        outside a copy's anchor (the copies of one anchor lie within it)."""
+        slice overwritten in place, or such a part that is a slice of storage reaching beyond
+        the part, still shares its operand, whose other bytes may be read later (a
+        read-modify-write store of the next column tile into an output row). Otherwise None
+        when a slice's operand would reach outside a copy's anchor (the copies of one anchor
+        lie within it)."""
         buf = req[1]
         m = len(self.target.buffers[buf].access_shape)
         anchor, base = self._place(req)
@@ -237,9 +244,12 @@ class Extractor:
             at = tuple(b - d.start for b, d in zip(base, n.attrs["slice"]))
             extent = self.view.type(anchor[0]).shape
             if any(o < 0 or o + s > e for o, s, e in zip(at, self.view.type(k).shape[:m], extent)):
-                return None
+                # a part overwritten in place may be a slice of storage reaching beyond it (a column
+                # tile's store over the bytes the store before it wrote between its rows): shared
+                return ((k, buf) + (WRITTEN if viewless else ()),) if _in_place_part(req) else None
             return ((k, buf, copy_tag(anchor, at, k)),)
         (dim,) = n.attrs["dimensions"]
+        part = () if inside or not is_in_place(req) else (IN_PLACE,)  # marks the parts made copies here
         inside = inside or is_in_place(req)
         out: list[Req] = []
         seen: set[ClassId] = set()
@@ -247,7 +257,7 @@ class Extractor:
         for k in n.children:
             if inside or k in seen:
                 at = tuple(b + (step if i == dim else 0) for i, b in enumerate(base))
-                out.append((k, buf, copy_tag(anchor, at, k)))
+                out.append((k, buf, copy_tag(anchor, at, k) + (part if k not in seen else ())))
             else:
                 out.append((k, buf) + tag)
             seen.add(k)

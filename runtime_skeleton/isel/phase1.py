@@ -24,6 +24,7 @@ from ..target import TargetDef
 from . import bflat
 from .axioms import Make, dot_dims, splat
 from .convert import module_to_terms
+from .entry_layout import stored, windowed
 from .extract import Extractor, PiiGraph, explain
 from .identity import IDENTITY_RULES
 from .isa_rules import Pattern, isa_rules
@@ -232,7 +233,11 @@ class InstructionSelector:
 
         self._roots = placed(outs)
         tiled = pretile(outs, facts.tiles, facts.dots) if self.limits.tiles_first else None
-        self._tiled = [] if tiled is None else placed(tiled)
+        tiled = None if tiled is None else windowed(tiled)
+        # per root: the tiled kernel, and the bytes of an HBM output as its tiles' stores write them
+        self._tiled: list[list[Term]] = [] if tiled is None else [
+            [p] + ([b] if not out_buf and (b := stored(x, t)) is not None else [])
+            for p, x, t in zip(placed(tiled), tiled, self.output_types)]
         self._seed()
         self.written = (tuple(True for _ in outs) if module.output_written
                         else () if out_buf else _not_views(module, self.input_types, self.output_types))
@@ -243,8 +248,9 @@ class InstructionSelector:
         self.eg = TensorEGraph()
         self._root_refs = [self.eg.add(r) for r in self._roots]
         self.eg.flush()
-        for ref, t in zip(self._root_refs, self._tiled):
-            self.eg.union(self.eg.class_of(ref), t)
+        for ref, forms in zip(self._root_refs, self._tiled):
+            for t in forms:
+                self.eg.union(self.eg.class_of(ref), t)
         if self._tiled:
             self.eg.flush()
 
