@@ -23,9 +23,10 @@ if TYPE_CHECKING:
     from .sim.roofline import Roofline
     from .sim.timing import Timing
 
-TILES_FIRST_HELP = ("enter the kernel into phase 1 cut to its instructions' tiles, with the lowering rules from the "
-                    "first round (faster on kernels that need matmuls for negations or broadcasts, e.g. on "
-                    "Gemmini; slower on most AMX kernels)")
+TILES_FIRST_HELP = ("--tiles-first: enter the kernel into phase 1 cut to its instructions' tiles, with the lowering "
+                    "rules from the first round (faster on kernels that need matmuls for negations or broadcasts, "
+                    "e.g. on Gemmini; slower on most AMX kernels); --no-tiles-first: not cut either. Default: a "
+                    "kernel of several tiles is cut, the cheap rules first")
 
 
 def _info(target: TargetDef) -> int:
@@ -283,7 +284,7 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                       help="straight-line code only: do not strip-mine a kernel that does not compile into loops")
     comp.add_argument("--jobs", type=at_least(int, 1), default=1, metavar="N",
                       help="compile the loop-nest candidates of a large kernel in N processes at once (default 1)")
-    comp.add_argument("--tiles-first", action="store_true", help=TILES_FIRST_HELP)
+    comp.add_argument("--tiles-first", action=argparse.BooleanOptionalAction, default=None, help=TILES_FIRST_HELP)
 
     fz = sub.add_parser("fuzz", help="compile and verify random kernels of Act's ten fuzzing operators (Act §9.4)")
     fz.add_argument("--n", type=at_least(int, 0), default=20, help="number of kernels (default 20)")
@@ -298,7 +299,7 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
     fz.add_argument("--ops", default=None, metavar="OP,OP",
                     help="use only these of the ten operators (default all: dot,broadcast,reduce,reverse,add,"
                          "subtract,negate,minimum,maximum,clamp)")
-    fz.add_argument("--tiles-first", action="store_true", help=TILES_FIRST_HELP)
+    fz.add_argument("--tiles-first", action=argparse.BooleanOptionalAction, default=None, help=TILES_FIRST_HELP)
     fz.add_argument("--from-programs", action="store_true",
                     help="instead of operator kernels, draw random valid programs of the target (3-30 instructions) "
                          "and compile the kernels they compute; also report which compiled programs cost more "

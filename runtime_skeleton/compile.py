@@ -62,11 +62,12 @@ class CompileOptions:
     # the default 60; a quarter gave a loop nest) and tiling needs far less than the rest
     direct_share: float = 0.5
     jobs: int = 1  # processes evaluating the tiled search's options of the whole kernel (not with deterministic)
-    tiles_first: bool = False  # phase 1's Limits.tiles_first, for every kernel the compile runs phase 1 on
+    tiles_first: bool | None = None  # phase 1's Limits.tiles_first (None: its default), for every kernel
+    # the compile runs phase 1 on
 
     def __post_init__(self) -> None:
-        if self.tiles_first:
-            self.phase1 = dataclasses.replace(self.phase1, tiles_first=True)
+        if self.tiles_first is not None:
+            self.phase1 = dataclasses.replace(self.phase1, tiles_first=self.tiles_first)
 
 
 @dataclass

@@ -205,7 +205,7 @@ def hard_limit(seconds: float) -> Iterator[None]:
 
 
 def check_kernel(target: TargetDef | str, text: str, seed: int = 0, timeout: float = 10.0, nodes: int = 0,
-                 tiles_first: bool = False) -> Outcome:
+                 tiles_first: bool | None = None) -> Outcome:
     """Compile and verify one kernel; never raises (but for KeyboardInterrupt)."""
     from ..compile import CompileOptions, compile_hlo, verify
 
@@ -324,13 +324,13 @@ def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | N
          timeout_per_kernel: float = 10.0, out_dir: str | pathlib.Path | None = "fuzz_failures",
          min_nodes: int | None = None, log: Callable[[str], None] | None = None,
          quiet: bool = False, ops=None, jobs: int = 1, probe: bool = False,
-         tiles_first: bool = False, from_programs: bool = False) -> FuzzReport:  # noqa: ANN001
+         tiles_first: bool | None = None, from_programs: bool = False) -> FuzzReport:  # noqa: ANN001
     """Fuzz ``n`` kernels drawn from seeds seed, seed+1, ...; print one line per kernel,
     the summary line and the unsupported categories; return the report (counts).
     ``jobs`` > 1 checks kernels in that many processes (the report is the same, in seed order).
     ``probe``: draw only the (operator, dtype) pairs whose one-operator kernel compiles
     (``capability``); else every operator in every dtype of the target. ``tiles_first``:
-    compile with ``CompileOptions(tiles_first=True)``. ``from_programs``: the kernels are
+    ``CompileOptions.tiles_first`` (None: phase 1's default). ``from_programs``: the kernels are
     the meanings of random valid programs of the target (``programs``), and each compiled
     program's cost is compared with the random program's."""
     t = resolve_target(target)

@@ -60,7 +60,7 @@ def _window(mk: Make, s: Term) -> Term | None:
 
 
 def _input_bytes(f: object) -> bool:
-    return isinstance(f, Term) and f.op == "input" and f.type.rank == 1 and f.type.dtype == u8
+    return isinstance(f, Term) and f.op in ("input", "parameter") and f.type.rank == 1 and f.type.dtype == u8
 
 
 def stored(x: Term, t: TensorType) -> Term | None:

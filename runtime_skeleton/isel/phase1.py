@@ -54,10 +54,13 @@ class Limits:
     cheap_steps: int = 2  # iterations of the cheap rules per round until the expansive ones join: chains of
     # view rewrites (a row's slice pushed through reshapes, transposes and a broadcast to its scalar) are
     # ~10 steps deep, and AMX K3/K4 map whole with the cheap rules alone after 9
-    # Tiles first: the kernel also enters the e-graph cut to its instructions' tiles (isel.pretile),
-    # and a first schedule runs every rule but the splits from round 1 (see pii_graphs). Off by default
-    # until the seven tests it changes are resolved (CHANGELOG 2026-11-27).
-    tiles_first: bool = False
+    # Tiles first: the kernel also enters the e-graph cut to its instructions' tiles (isel.pretile,
+    # isel.entry_layout), and a first schedule runs every rule but the splits from round 1 (see
+    # pii_graphs). None (the default): cut whenever it spans several tiles, with the cheap rules
+    # first as without (that schedule alone found AMX K1's program at 0.5k e-nodes and none in 10k
+    # with the lowering rules; Gemmini fuzz kernels the other way round); True: cut, and that
+    # schedule first; False: neither.
+    tiles_first: bool | None = None
     exact_only: bool = False  # only rules exact bit for bit (the kernel reads float bits: reads_float_bits)
     isa_closure: int = 4  # after each round with the expansive rules, iterations of only the IR-to-ISA and
     # identity rules: an instruction whose operand is a view in its own layout (a tile) gets the instructions
@@ -232,7 +235,7 @@ class InstructionSelector:
                     for o, t in zip(values, self.output_types)]
 
         self._roots = placed(outs)
-        tiled = pretile(outs, facts.tiles, facts.dots) if self.limits.tiles_first else None
+        tiled = pretile(outs, facts.tiles, facts.dots) if self.limits.tiles_first is not False else None
         tiled = None if tiled is None else windowed(tiled)
         # per root: the tiled kernel, and the bytes of an HBM output as its tiles' stores write them
         self._tiled: list[list[Term]] = [] if tiled is None else [
@@ -294,7 +297,7 @@ class InstructionSelector:
         deadline = time.perf_counter() + self.limits.timeout
         seen: set[tuple] = set()
         cheap_first = [r for r in self.rules if not is_expansive(r)]
-        if not self.limits.tiles_first:
+        if self.limits.tiles_first is not True:
             yield from self._rounds(cheap_first, seen, deadline, stop, None, room)
             return
         lowering_first = [r for r in self.rules if not is_split(r)]
@@ -320,7 +323,7 @@ class InstructionSelector:
             # The rules held back from the first tier (``cheap``) join once it saturates (in that
             # same round), at round expand_from, or at half the node limit.
             # (a held e-graph stays as it is, unless it saturated before the splits joined)
-            for _ in range(0 if frozen or (hold and (expanded or not saturated or not lim.tiles_first)) else 2):
+            for _ in range(0 if frozen or (hold and (expanded or not saturated or lim.tiles_first is not True)) else 2):
                 half_full = 2 * self.stats.saturation.nodes >= lim.max_nodes
                 if not expanded and (saturated or k >= lim.expand_from or half_full):
                     expanded, saturated = True, False
@@ -368,7 +371,7 @@ class InstructionSelector:
             # Not when the smallest tree of piis fits Γ(k) already: then Γ is not what kept the
             # graphs out (extraction dropped them, e.g. input views no allocation places).
             hold = not seen and 2**k < lim.max_pii_nodes and realizable and \
-                (not lim.tiles_first or self._tree_size(ex) > 2**k)
+                (lim.tiles_first is not True or self._tree_size(ex) > 2**k)
             # Past the node limit the e-graph stops growing, but Γ(k) still grows: larger
             # pii graphs of this e-graph are still enumerated, until the deadline.
             stopped = saturated or (frozen and selected)  # this e-graph is final
