@@ -25,7 +25,7 @@ from functools import partial
 
 from ..isel.extract import PiiGraph
 from ..target import TargetDef
-from .liveness import instruction_nodes, interference, is_identity, live_ranges, producers, whole_readers
+from .liveness import OUTPUT, instruction_nodes, interference, is_identity, live_ranges, producers, whole_readers
 
 
 def _bytes(g: PiiGraph, v: int) -> int:
@@ -152,19 +152,20 @@ def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
             yield order
 
 
-
 def inseparable(g: PiiGraph, a: int, b: int) -> bool:
-    """Whether a and b are live together in every order: each is an output, or is read
-    by an instruction that depends on the other."""
+    """Whether storage owners a and b are live together in every order: each is part of an
+    output, or is read whole by an instruction that depends on the other (a read of a slice
+    keeps only the slice live, which is another value of the live ranges: not claimed)."""
     readers: dict[int, set[int]] = {}
     for y, n in enumerate(g.nodes):
         if n.is_instruction:
             for p in producers(g, y):
                 readers.setdefault(p, set()).add(y)
-    outputs = _output_owners(g)
+    holders = whole_readers(g)
 
-    def can_wait(first: int, then: int) -> bool:  # may every reader of ``first`` run before ``then``?
-        return first not in outputs and not (readers.get(first, set()) & (_descendants(then, readers) | {then}))
+    def can_wait(first: int, then: int) -> bool:  # may all of ``first`` die before ``then`` is made?
+        held = holders.get(first, set())
+        return OUTPUT not in held and not (held & (_descendants(then, readers) | {then}))
 
     return not can_wait(a, b) and not can_wait(b, a)
 

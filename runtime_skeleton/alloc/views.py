@@ -20,21 +20,18 @@ from ..isel.extract import PiiGraph, PiiNode
 def simplified(g: PiiGraph) -> PiiGraph:
     """``g`` with every slice^H of a concat^H replaced by the parts it covers (``g`` itself
     when there is none)."""
-    if not any(_foldable(g, n) for n in g.nodes):
+    if not any(_foldable(g.nodes, n) for n in g.nodes):
         return g
     nodes: list[PiiNode] = []
     at: dict[int, int] = {}
     for i, n in enumerate(g.nodes):
         n = dataclasses.replace(n, args=tuple(at[a] for a in n.args))
-        at[i] = _fold(nodes, n) if _foldable_in(nodes, n) else _append(nodes, n)
+        at[i] = _fold(nodes, n) if _foldable(nodes, n) else _append(nodes, n)
     return _live(dataclasses.replace(g, nodes=nodes, outputs=[at[o] for o in g.outputs]))
 
 
-def _foldable(g: PiiGraph, n: PiiNode) -> bool:
-    return _foldable_in(g.nodes, n)
-
-
-def _foldable_in(nodes: list[PiiNode], n: PiiNode) -> bool:
+def _foldable(nodes: list[PiiNode], n: PiiNode) -> bool:
+    """A unit-stride slice^H, along the concatenated dimension, of a concat^H."""
     if n.kind != "pii" or n.op != "slice^H":
         return False
     (x,) = n.args
