@@ -247,7 +247,7 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
     run.add_argument("program", help="assembly program (.s)")
     src = run.add_mutually_exclusive_group(required=True)
     src.add_argument("--inputs", help="npz with the inputs by their .input names (arg0, arg1, ... in compiled programs)")
-    src.add_argument("--random", type=int, metavar="SEED", help="make random inputs (saved beside the outputs)")
+    src.add_argument("--random", type=at_least(int, 0), metavar="SEED", help="make random inputs (saved beside the outputs)")
     run.add_argument("-o", "--output", required=True,
                      help="npz to write the outputs to, by their .output names (out0, out1, ...)")
     run.add_argument("--expect", metavar="KERNEL.hlo",

@@ -108,3 +108,17 @@ def test_a_crash_is_one_line_naming_it_and_its_traceback_only_under_v(capsys, ki
 def test_every_command_line_says_its_version(module, tmp_path):
     r = _run(module, "--version", cwd=ROOT)
     assert r.returncode == 0 and r.stdout.startswith("actgen "), r
+
+
+@pytest.mark.parametrize("args,says", [
+    (("runtime_skeleton.reference", "k.hlo", "--random", "-1"), "--random: must be >= 0, got -1"),
+    (("runtime_skeleton.reference", "k.hlo", "--inputs", "x.npy"), "x.npy: not an .npz archive"),
+    (("runtime_skeleton.reference", "k.hlo", "--inputs", "junk.npz"), "junk.npz: not an .npz archive"),
+])
+def test_bad_inputs_are_clean_errors(kernel, args, says):
+    import numpy as np
+
+    np.save(kernel.parent / "x.npy", np.zeros(3))
+    (kernel.parent / "junk.npz").write_text("not a zip\n")
+    r = _run(*args, cwd=kernel.parent)
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr and "bug" not in r.stderr, r

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from ..cli_util import add_common_flags, refuse_overwrite, run_cli
+from ..cli_util import add_common_flags, at_least, refuse_overwrite, run_cli
 from .interpreter import evaluate
 from .npz_io import load_inputs, random_inputs, save_arrays
 
@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("kernel", help="HLO text file (as printed by XLA/JAX)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--inputs", metavar="IN.npz", help="input arrays arg0, arg1, ...")
-    src.add_argument("--random", metavar="SEED", type=int, help="generate deterministic random inputs")
+    src.add_argument("--random", metavar="SEED", type=at_least(int, 0), help="generate deterministic random inputs")
     p.add_argument("-o", "--output", metavar="OUT.npz", help="write outputs (and --random inputs) here")
     return p
 

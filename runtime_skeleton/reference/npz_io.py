@@ -31,13 +31,17 @@ def load_inputs(path: str, param_types: Sequence[Type], names: Sequence[str] | N
     file of ``--random`` is a valid input file."""
     types = _tensor_types(param_types)
     names = list(names) if names is not None else [f"arg{i}" for i in range(len(types))]
+    if not zipfile.is_zipfile(path):  # a .npy, or anything else numpy would read or pickle
+        open(path, "rb").close()  # a missing file or a directory is said as such
+        raise EvalError(f"{path}: not an .npz archive (numpy.savez(path, arg0=..., arg1=...) writes one; "
+                        "a .npy file holds a single array)")
     try:
         with np.load(path, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
     except (zipfile.BadZipFile, ValueError, EOFError, OSError) as err:
         if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
             raise
-        raise EvalError(f"{path}: not a readable .npz file ({err})") from None
+        raise EvalError(f"{path}: not a readable .npz file ({type(err).__name__})") from None
     extra = sorted(k for k in arrays if _ARG.match(k) and k not in names)
     if extra:
         raise EvalError(f"{path}: unexpected input '{extra[0]}' (the kernel has {len(types)} parameters)")
