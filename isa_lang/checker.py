@@ -59,7 +59,12 @@ def _check_instruction(spec: IsaSpec, ins: Instruction, bufs: dict[str, Buffer])
             _check_names(e, declared, ins)
     for e in ins.constraints:
         _check_names(e, declared, ins)
+        _expect(e, "bool", f"a 'where' clause of '{ins.name}' must be a condition (such as 'n <= 16')", ins)
     _check_names(ins.latency, declared, ins)
+    _expect(ins.latency, "int", f"the latency of '{ins.name}' must be an integer", ins)
+    for sl in slices:
+        for e in sl.starts + sl.lengths:
+            _expect(e, "int", f"a slice bound of '{ins.name}' must be an integer", ins, sl.loc)
     for v in ins.latency.free_vars():
         if declared[v].kind != "comp":
             raise IsaError(f"latency may only use computational attributes; '{v}' is an addressing attribute",
@@ -103,6 +108,16 @@ def _check_instruction(spec: IsaSpec, ins: Instruction, bufs: dict[str, Buffer])
     attrs = lambda group: tuple(dataclasses.replace(a, lo=ranges[a.name][0], hi=ranges[a.name][1]) for a in group)
     return dataclasses.replace(ins, comp_attrs=attrs(ins.comp_attrs), addr_attrs=attrs(ins.addr_attrs),
                                alias=_alias(ins, base, zv))
+
+
+def _expect(e: E.Expr, want: str, message: str, ins: Instruction, loc: SourceLoc | None = None) -> None:
+    """``e`` type-checks (``E.kind``) to ``want``; else an IsaError located at the part at fault."""
+    try:
+        got = E.kind(e)
+    except E.ExprTypeError as err:
+        raise IsaError(str(err), err.at.loc or e.loc or loc or ins.loc) from None
+    if got != want:
+        raise IsaError(f"{message}, not '{e}'", e.loc or loc or ins.loc)
 
 
 def _check_names(e: E.Expr, declared: dict[str, Attribute], ins: Instruction) -> None:

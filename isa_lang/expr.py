@@ -112,6 +112,51 @@ def fold(e: Expr, env: Mapping[str, Any], x: Any) -> Any:
     return (ARITH.get(e.op) or COMPARE[e.op])(a, b)
 
 
+class ExprTypeError(Exception):
+    """An expression mixes integers and conditions, or divides by zero: ``at`` is the
+    offending subexpression (its loc locates the error)."""
+
+    def __init__(self, message: str, at: Expr) -> None:
+        super().__init__(message)
+        self.at = at
+
+
+def kind(e: Expr) -> str:
+    """"int" or "bool": the expression's type, checked all the way down (iterative: a long
+    sum is a deep tree). Attributes are integers; arithmetic, min and max take integers;
+    comparisons take integers and give a condition; and, or and not take conditions. A
+    division or modulo by a constant zero is an error too."""
+    out: dict[int, str] = {}
+    stack: list[tuple[Expr, bool]] = [(e, False)]
+    while stack:
+        x, done = stack.pop()
+        if not done:
+            stack.append((x, True))
+            stack.extend((c, False) for c in x.children())
+            continue
+        args = [out[id(c)] for c in x.children()]
+        if isinstance(x, Const):
+            out[id(x)] = "bool" if isinstance(x.value, bool) else "int"
+            continue
+        if isinstance(x, Var):
+            out[id(x)] = "int"
+            continue
+        logic = isinstance(x, BinOp) and x.op in ("and", "or") or isinstance(x, UnOp) and x.op == "not"
+        want = "bool" if logic else "int"
+        for c, k in zip(x.children(), args):
+            if k != want:
+                what = "a condition" if want == "bool" else "an integer"
+                raise ExprTypeError(f"'{_op_name(x)}' needs {what}, got '{c}'", c if c.loc else x)
+        if isinstance(x, BinOp) and x.op in ("/", "%") and not x.rhs.free_vars() and evaluate(x.rhs, {}) == 0:
+            raise ExprTypeError(f"division by zero in '{x}'", x)
+        out[id(x)] = "bool" if logic or (isinstance(x, BinOp) and x.op in COMPARE) else "int"
+    return out[id(e)]
+
+
+def _op_name(x: Expr) -> str:
+    return x.fn if isinstance(x, Call) else x.op  # type: ignore[attr-defined]
+
+
 def evaluate(e: Expr, env: Mapping[str, int]) -> int | bool:
     """Evaluate with Python integers (exact; floor division)."""
     return fold(e, env, PY)

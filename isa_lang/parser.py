@@ -75,6 +75,9 @@ def _syntax_error(err: lark.exceptions.LarkError, filename: str) -> IsaError:
     return IsaError(str(err), SourceLoc(filename, 1, 1))
 
 
+MAX_BITS = 256  # an integer a description computes with '**' has at most this many bits
+
+
 @dataclass
 class _Builder:
     target: str | None = None
@@ -133,10 +136,16 @@ class _Builder:
         free = e.free_vars()
         if free:
             raise self.error(node, f"{what} must be a constant expression; '{sorted(free)[0]}' is not a constant")
-        v = E.evaluate(e, {})
-        if isinstance(v, bool):
-            raise self.error(node, f"{what} must be an integer, not a boolean")
-        return v
+        if self.kind(e, node) != "int":
+            raise self.error(node, f"{what} must be an integer, not a condition")
+        return E.evaluate(e, {})  # type: ignore[return-value]
+
+    def kind(self, e: E.Expr, node: Tree | Token) -> str:
+        """``E.kind``, its errors located (at the offending part where it has a place)."""
+        try:
+            return E.kind(e)
+        except E.ExprTypeError as err:
+            raise IsaError(str(err), err.at.loc or self.loc(node)) from None
 
     def expr(self, node: Tree | Token) -> E.Expr:
         """Build an expression, substituting constants."""
@@ -169,7 +178,14 @@ class _Builder:
             base, exp = self.expr(ch[0]), self.expr(ch[1])
             if exp.free_vars() or base.free_vars():
                 raise self.error(node, "'**' needs constant operands")
-            return E.Const(E.evaluate(base, {}) ** E.evaluate(exp, {}), loc=loc)
+            if self.kind(base, node) != "int" or self.kind(exp, node) != "int":
+                raise self.error(node, "'**' needs integer operands")
+            b, x = E.evaluate(base, {}), E.evaluate(exp, {})
+            if x < 0:
+                raise self.error(node, f"'**' needs a non-negative exponent, got {x} (the result would not be an integer)")
+            if abs(b) > 1 and x * (abs(b).bit_length()) > MAX_BITS:
+                raise self.error(node, f"{b} ** {x} has more than {MAX_BITS} bits")
+            return E.Const(b ** x, loc=loc)
         if kind in ("or_expr", "and_expr"):
             op = "or" if kind == "or_expr" else "and"
             out = self.expr(ch[0])
