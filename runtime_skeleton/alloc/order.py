@@ -156,11 +156,7 @@ def inseparable(g: PiiGraph, a: int, b: int) -> bool:
     """Whether storage owners a and b are live together in every order: each is part of an
     output, or is read whole by an instruction that depends on the other (a read of a slice
     keeps only the slice live, which is another value of the live ranges: not claimed)."""
-    readers: dict[int, set[int]] = {}
-    for y, n in enumerate(g.nodes):
-        if n.is_instruction:
-            for p in producers(g, y):
-                readers.setdefault(p, set()).add(y)
+    readers = _readers(g)
     holders = whole_readers(g)
 
     def can_wait(first: int, then: int) -> bool:  # may all of ``first`` die before ``then`` is made?
@@ -168,6 +164,15 @@ def inseparable(g: PiiGraph, a: int, b: int) -> bool:
         return OUTPUT not in held and not (held & (_descendants(then, readers) | {then}))
 
     return not can_wait(a, b) and not can_wait(b, a)
+
+
+def _readers(g: PiiGraph) -> dict[int, set[int]]:
+    """Value -> the instructions that read it (through identities: ``producers``)."""
+    out: dict[int, set[int]] = {}
+    for y in instruction_nodes(g):
+        for p in producers(g, y):
+            out.setdefault(p, set()).add(y)
+    return out
 
 
 def _output_owners(g: PiiGraph) -> set[int]:
@@ -182,10 +187,7 @@ def serialized(g: PiiGraph, order: list[int], live: Sequence[int], after: dict[i
     topological sort taking the earliest of the old positions). None when no value of
     ``live`` can wait so (a reader of another depends on it, or another is an output)."""
     pos = {v: i for i, v in enumerate(order)}
-    readers: dict[int, set[int]] = {}
-    for y in order:
-        for p in producers(g, y):
-            readers.setdefault(p, set()).add(y)
+    readers = _readers(g)
     outputs = _output_owners(g)
     for b in sorted((v for v in live if v in pos), key=pos.__getitem__, reverse=True):
         others = [a for a in live if a != b]

@@ -14,6 +14,7 @@ import dataclasses
 
 from ..ir.attrs import SliceDim
 from ..ir.types import TensorType
+from ..isel.axioms import count
 from ..isel.extract import PiiGraph, PiiNode
 
 
@@ -63,10 +64,9 @@ def _fold(nodes: list[PiiNode], n: PiiNode) -> int:
             if whole:
                 parts.append(p)
             else:
-                shape = tuple(s.limit - s.start if k == d else len(range(s.start, s.limit, s.stride))
-                              for k, s in enumerate(local))
                 parts.append(_append(nodes, dataclasses.replace(
-                    n, type=TensorType(t.dtype, shape), attrs={**n.attrs, "slice": local}, args=(p,))))
+                    n, type=TensorType(t.dtype, tuple(map(count, local))), attrs={**n.attrs, "slice": local},
+                    args=(p,))))
         base += size
     if len(parts) == 1:
         return parts[0]

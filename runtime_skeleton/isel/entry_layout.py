@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from ..ir.dtypes import u8
 from ..ir.types import TensorType
 from . import bflat
-from .axioms import Make
+from .axioms import Make, count
 from .layout_axioms import bitcast_slice_spec, row_window, strided_stores, strided_window
-from .pretile import _post_order
+from .pretile import post_order
 from .terms import Term
 
 
@@ -33,7 +33,7 @@ def windowed(roots: Sequence[Term]) -> list[Term]:
     """``roots`` with every slice of an input's row-major view written as its window."""
     mk = Make(None)  # type: ignore[arg-type]  # terms only
     new: dict[int, Term] = {}
-    for t in _post_order(roots):
+    for t in post_order(roots):
         args = tuple(new.get(id(a), a) if isinstance(a, Term) else a for a in t.args)
         built = t if args == t.args else Term(t.op, t.type, args, t.attrs)
         new[id(t)] = (_window(mk, built) if t.op == "slice" else None) or built
@@ -54,7 +54,7 @@ def _window(mk: Make, s: Term) -> Term | None:
         win = None if sub is None else row_window(r.type.shape, sub)
         if win is None:
             return None
-        inner = tuple(len(range(d.start, d.limit, d.stride)) for d in sub)
+        inner = tuple(count(d) for d in sub)
         return mk.bitcast(mk.reshape(strided_window(mk, r.args[0], *win), inner), s.type.dtype)
     return None
 

@@ -74,7 +74,7 @@ class _Tiler:
         self.cut = False  # some value has more than one block
 
     def run(self, roots: Sequence[Term]) -> list[_Value]:
-        for t in _post_order(roots):
+        for t in post_order(roots):
             self.values[id(t)] = self._value(t)
         return [self.values[id(r)] for r in roots]
 
@@ -311,7 +311,7 @@ class _Tiler:
         return _Value(t.type, tuple(vx.cuts[d] for d in kept), over)
 
 
-def _post_order(roots: Sequence[Term]) -> list[Term]:
+def post_order(roots: Sequence[Term]) -> list[Term]:
     """Every distinct subterm, operands first (iterative: no recursion limit)."""
     order, seen = [], set()
     stack: list[tuple[Term, bool]] = [(r, False) for r in reversed(roots)]
