@@ -23,10 +23,11 @@ if TYPE_CHECKING:
     from .sim.roofline import Roofline
     from .sim.timing import Timing
 
-TILES_FIRST_HELP = ("--tiles-first: enter the kernel into phase 1 cut to its instructions' tiles, with the lowering "
-                    "rules from the first round (faster on kernels that need matmuls for negations or broadcasts, "
-                    "e.g. on Gemmini; slower on most AMX kernels); --no-tiles-first: not cut either. Default: a "
-                    "kernel of several tiles is cut, the cheap rules first")
+TILES_FIRST_HELP = ("phase 1's schedule. Default: a kernel of several tiles enters cut to its instructions' tiles, "
+                    "and the lowering rules (matmuls for negations or broadcasts, e.g. on Gemmini) run from the "
+                    "first round until the e-graph is a fixed multiple of the kernel, then the cheap rules first in a new "
+                    "e-graph; --tiles-first: the lowering rules until half the node limit; --no-tiles-first: "
+                    "neither, the kernel as written and the cheap rules first")
 
 
 def _info(target: TargetDef) -> int:

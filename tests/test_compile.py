@@ -426,7 +426,7 @@ def test_extraction_stops_exploring_at_its_limit(monkeypatch):
     monkeypatch.setattr(extract, "MAX_REACH", 50)
     with pytest.raises(CompileError, match="explored only part of the e-graph"):
         compile_hlo(target("gemmini"), ROOT / "examples/kernels/gemmini_add.hlo",
-                    CompileOptions(timeout=3, tiling=False, deterministic=True))
+                    CompileOptions(timeout=3, tiling=False, deterministic=True, tiles_first=False))
 
 
 def test_a_constant_output_is_extracted_within_the_deadline():

@@ -123,3 +123,42 @@ def test_a_kernel_of_two_tiles_compiles_straight_line_with_tiles_first():
     assert res.tiling is None and 1 <= names.count("preload_ws") <= names.count("compute_ws") + names.count(
         "compute_ws_acc"), names
     assert verify(gemmini, res, seeds=(0, 1)) == []
+
+
+def _schedules(sel: InstructionSelector):
+    """Runs sel's enumeration to its first pii graph: that graph, and the e-nodes at which
+    each schedule before the last was abandoned (pii_graphs reseeds the e-graph for the next)."""
+    abandoned: list[int] = []
+    seed = sel._seed
+
+    def spy() -> None:
+        abandoned.append(sel.stats.saturation.nodes)
+        seed()
+
+    sel._seed = spy
+    return sel.first(), abandoned
+
+
+def test_by_default_a_kernel_that_needs_lowering_is_mapped_lowering_first():
+    """Gemmini computes the negation of two tiles only as matmuls by -I: by default the
+    lowering-first schedule maps it, well within its budget, and is never abandoned."""
+    from runtime_skeleton.isel.phase1 import LOWERING_FIRST_GROWTH
+
+    sel = InstructionSelector(target("gemmini"), parse_module(TWO_TILES, "<k>"))
+    entered = sum(len(ns) for _, ns in sel.eg.view.items())
+    assert _schedules(sel)[1] == []
+    assert sel.stats.saturation.nodes < LOWERING_FIRST_GROWTH * entered
+
+
+def test_by_default_the_lowering_first_schedule_gives_way_at_its_budget():
+    """AMX K1 needs no lowering; with the lowering rules from round 1 its e-graph grew past
+    10k e-nodes with no pii graph. By default that schedule stops near its budget
+    (LOWERING_FIRST_GROWTH e-nodes per e-node of the kernel as entered) and the cheap rules
+    first map it in a new e-graph: its 16 instructions."""
+    from runtime_skeleton.isel.phase1 import LOWERING_FIRST_GROWTH
+
+    sel = InstructionSelector(target("amx"), parse_module((ROOT / "examples/kernels/amx_k1.hlo").read_text(), "<k1>"))
+    entered = sum(len(ns) for _, ns in sel.eg.view.items())
+    g, abandoned = _schedules(sel)
+    assert len(abandoned) == 1 and abandoned[0] <= 2 * LOWERING_FIRST_GROWTH * entered
+    assert g.num_instructions == 16

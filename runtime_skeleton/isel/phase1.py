@@ -56,10 +56,10 @@ class Limits:
     # ~10 steps deep, and AMX K3/K4 map whole with the cheap rules alone after 9
     # Tiles first: the kernel also enters the e-graph cut to its instructions' tiles (isel.pretile,
     # isel.entry_layout), and a first schedule runs every rule but the splits from round 1 (see
-    # pii_graphs). None (the default): cut whenever it spans several tiles, with the cheap rules
-    # first as without (that schedule alone found AMX K1's program at 0.5k e-nodes and none in 10k
-    # with the lowering rules; Gemmini fuzz kernels the other way round); True: cut, and that
-    # schedule first; False: neither.
+    # pii_graphs). None (the default): cut whenever it spans several tiles, and that schedule first
+    # within LOWERING_FIRST_GROWTH times the kernel's e-nodes (Gemmini fuzz kernels need it; AMX
+    # K1's program is found at 0.5k e-nodes by the cheap rules alone and in none of 10k with the
+    # lowering rules); True: cut, and that schedule to half the node limit; False: neither.
     tiles_first: bool | None = None
     exact_only: bool = False  # only rules exact bit for bit (the kernel reads float bits: reads_float_bits)
     isa_closure: int = 4  # after each round with the expansive rules, iterations of only the IR-to-ISA and
@@ -154,6 +154,11 @@ def is_expansive(r: Rule) -> bool:
 
 
 SPLITS = ("concat-binarize", "concat-merge-slices")
+# By default the lowering-first schedule (pii_graphs) may grow the e-graph to this many times
+# the kernel as it entered (cut to its tiles) before the cheap-first one takes over: the Gemmini
+# fuzz kernels it maps (seeds 90017-90056) had their first pii graph within 53 times; AMX
+# kernels, which need no lowering, grew past 10k e-nodes with none (K1 entered as 40).
+LOWERING_FIRST_GROWTH = 64
 
 
 def is_split(r: Rule) -> bool:
@@ -288,20 +293,24 @@ class InstructionSelector:
         asked before each saturation step, bounds it (e-nodes in all, or a time): the
         compiler's patience, which a whole round could otherwise overshoot severalfold.
 
-        The cheap rules first, the expansive ones later. With ``Limits.tiles_first``, two
-        schedules, both ending with every rule: first everything but the splits from
+        Two schedules, both ending with every rule: first everything but the splits from
         round 1 (the kernel entered cut to its tiles, so the lowering rules, identity and
         negation matmuls among them, reach instructions at once); if that e-graph passes
-        half the node limit with no pii graph, a new e-graph runs the cheap rules first and
-        the expansive ones later (a view-heavy kernel, a pad, drowns in lowering rules)."""
+        its budget with no pii graph (``Limits.tiles_first``: by default LOWERING_FIRST_GROWTH
+        times the kernel's e-nodes, with True half the node limit), a new e-graph runs the
+        cheap rules first and the expansive ones later (a view-heavy kernel, a pad, drowns
+        in lowering rules). ``Limits.tiles_first`` False: only the second."""
         deadline = time.perf_counter() + self.limits.timeout
         seen: set[tuple] = set()
         cheap_first = [r for r in self.rules if not is_expansive(r)]
-        if self.limits.tiles_first is not True:
+        if self.limits.tiles_first is False:
             yield from self._rounds(cheap_first, seen, deadline, stop, None, room)
             return
         lowering_first = [r for r in self.rules if not is_split(r)]
-        again = yield from self._rounds(lowering_first, seen, deadline, stop, self.limits.max_nodes // 2, room)
+        budget = self.limits.max_nodes // 2
+        if self.limits.tiles_first is None:
+            budget = min(budget, LOWERING_FIRST_GROWTH * sum(len(ns) for _, ns in self.eg.view.items()))
+        again = yield from self._rounds(lowering_first, seen, deadline, stop, budget, room)
         if again and time.perf_counter() < deadline:
             self._seed()
             self.stats.saturation.nodes, self.stats.saturation.saturated = 0, False
@@ -313,7 +322,9 @@ class InstructionSelector:
         no pii graph (it was abandoned at ``abandon_at`` e-nodes, or ran out of rounds or
         nodes) and did not prove that there is none."""
         lim = self.limits
-        saturated = False
+        # the lowering-first schedule (and with tiles_first both) holds an e-graph only while Γ(k) is too small
+        eager = abandon_at is not None or lim.tiles_first is True
+        saturated = capped = False
         selection = [r for r in self.rules if r.name.startswith(PII_PREFIX) or r.name in IDENTITY_OPS]
         expanded = frozen = selected = hold = False
         self._extractor = None
@@ -323,7 +334,7 @@ class InstructionSelector:
             # The rules held back from the first tier (``cheap``) join once it saturates (in that
             # same round), at round expand_from, or at half the node limit.
             # (a held e-graph stays as it is, unless it saturated before the splits joined)
-            for _ in range(0 if frozen or (hold and (expanded or not saturated or lim.tiles_first is not True)) else 2):
+            for _ in range(0 if frozen or (hold and (expanded or not saturated or not eager)) else 2):
                 half_full = 2 * self.stats.saturation.nodes >= lim.max_nodes
                 if not expanded and (saturated or k >= lim.expand_from or half_full):
                     expanded, saturated = True, False
@@ -331,10 +342,12 @@ class InstructionSelector:
                     break
                 self.stats.saturation.saturated = False
                 cap, until = room() if room is not None else (None, None)
+                if abandon_at is not None and not seen:  # not far past it: the check is at the round's end
+                    cap = 2 * abandon_at if cap is None else min(cap, 2 * abandon_at)
                 run_rules(self.eg, self.rules if expanded else cheap, iterations=1 if expanded else lim.cheap_steps,
                           max_nodes=lim.max_nodes, deadline=min(deadline, until or deadline),
                           stats=self.stats.saturation, admit=self.admit, work_cap=cap)
-                saturated = self.stats.saturation.saturated
+                saturated, capped = self.stats.saturation.saturated, self.stats.saturation.capped
                 if expanded or not saturated:
                     break
             if expanded and not saturated and not selected and not hold and lim.isa_closure:
@@ -363,7 +376,7 @@ class InstructionSelector:
             if time.perf_counter() > deadline:
                 self.timed_out = True
                 break
-            if abandon_at is not None and not seen and self.stats.saturation.nodes > abandon_at:
+            if abandon_at is not None and not seen and (self.stats.saturation.nodes > abandon_at or capped):
                 return True
             realizable = bool(seen) or ex.realizable(self.roots)
             # Every output can be produced, but no pii graph fits Γ(k) yet (a large kernel
@@ -371,7 +384,7 @@ class InstructionSelector:
             # Not when the smallest tree of piis fits Γ(k) already: then Γ is not what kept the
             # graphs out (extraction dropped them, e.g. input views no allocation places).
             hold = not seen and 2**k < lim.max_pii_nodes and realizable and \
-                (lim.tiles_first is not True or self._tree_size(ex) > 2**k)
+                (not eager or self._tree_size(ex) > 2**k)
             # Past the node limit the e-graph stops growing, but Γ(k) still grows: larger
             # pii graphs of this e-graph are still enumerated, until the deadline.
             stopped = saturated or (frozen and selected)  # this e-graph is final

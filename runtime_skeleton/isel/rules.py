@@ -97,6 +97,7 @@ class SaturationStats:
     classes: int = 0
     seconds: float = 0.0
     saturated: bool = False
+    capped: bool = False  # the last run_rules stopped at its work_cap
     per_rule: dict[str, int] = field(default_factory=dict)
 
 
@@ -118,6 +119,7 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
     it is, like the deadline (the compiler's patience; ``max_nodes`` is checked between
     iterations only)."""
     stats = stats or SaturationStats()
+    stats.capped = False
     t0 = time.perf_counter()
     view = eg.view
     by_root: dict[str, list[Rule]] = {}
@@ -144,9 +146,9 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
             fit = candidates(nodes[0].type)
             for j, n in enumerate(nodes):
                 # checked per node: the patterns of one large class can take seconds
-                if (deadline is not None and time.perf_counter() > deadline) or \
-                        (work_cap is not None and before[0] + eg.pending > work_cap):
-                    out_of_time = True
+                capped = work_cap is not None and before[0] + eg.pending > work_cap
+                if capped or (deadline is not None and time.perf_counter() > deadline):
+                    out_of_time, stats.capped = True, capped
                     break
                 signatures: dict[int, tuple] = {}  # per depth: shared by the rules watching that deep
                 for r in fit.get(n.op, []) + (fit.get(ANY, []) if j == 0 else []):
