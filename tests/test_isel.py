@@ -322,10 +322,23 @@ def test_a_pii_graph_of_two_thousand_nodes_is_enumerated():
 
     module = dataclasses.replace(parse_file(ROOT / "tests/data/gemmini_transpose_piece.hlo"),
                                  output_alias=1, output_written=True)
+    from runtime_skeleton.isel.axioms import Make
+    from runtime_skeleton.isel.rules import rule
+    from runtime_skeleton.isel.terms import Class
+
+    @rule("bytes-as-concat", {"broadcast"}, {"broadcast", "concatenate"}, expansive=True)
+    def bytes_as_concat(view, c, node):  # noqa: ANN001, ANN202
+        """A broadcast row as one broadcast element per byte (broadcast-as-concat once did so)."""
+        if node.type.rank == 1 and node.type.shape[0] > 1 and not node.attrs["dimensions"]:
+            mk = Make(view)
+            yield mk.concat([mk.broadcast(Class(node.children[0]), (1,), ())] * node.type.shape[0], 0)
+
     # The ~1000 operands (the zero bytes padding x's window, one constant each) come from
-    # round trips of views of the inputs, which phase 1 no longer makes by default.
+    # round trips of views of the inputs, which phase 1 no longer makes by default, and
+    # broadcasts cut into single bytes, which it no longer makes either.
     gemmini = target("gemmini")
-    rules = [r for r in default_rules(gemmini)[0] if r.name != "hbm-round-trip"] + [hbm_round_trip(views=True)]
+    rules = [r for r in default_rules(gemmini)[0] if r.name != "hbm-round-trip"] + [hbm_round_trip(views=True),
+                                                                                    bytes_as_concat]
     sel = InstructionSelector(gemmini, module, Limits(timeout=30.0, tiles_first=False), rules=rules)
     graphs = list(itertools.islice(sel.pii_graphs(), 20))
     assert len(graphs) == 20 and max(len(g.nodes) for g in graphs) > 1000
@@ -729,3 +742,15 @@ def test_the_room_phase_1_is_given_bounds_each_saturation_step():
     assert grown > room and capped.stats.saturation.nodes < grown
     # the step stops once the nodes added pass the room; the last term added may overshoot a little
     assert capped.stats.saturation.nodes <= room + 100
+
+
+def test_a_broadcast_is_cut_into_rows_not_into_elements():
+    """broadcast-as-concat cuts a broadcast along its outermost added dimension into equal
+    rows; never along the innermost, where each slab is one element (u8[1024] of a scalar
+    became a concatenation of 1024 broadcasts, and saturating one random program took 3 s)."""
+    from runtime_skeleton.isel.axioms import broadcast_as_concat
+
+    s = Term("parameter", TensorType(DTYPES["s32"], ()), (), {"index": 0})
+    rows = fire(broadcast_as_concat, Term("broadcast", TensorType(DTYPES["s32"], (4, 16)), (s,), {"dimensions": ()}))
+    assert [r.op for r in rows] == ["concatenate"] and len(rows[0].args) == 4
+    assert fire(broadcast_as_concat, Term("broadcast", TensorType(DTYPES["s32"], (1024,)), (s,), {"dimensions": ()})) == []

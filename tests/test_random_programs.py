@@ -90,3 +90,17 @@ def test_a_kernel_that_reads_float_bits_gets_only_bit_exact_rules():
     t = target("amx")
     res = compile_hlo(t, SIGNED_ZERO, CompileOptions(timeout=20, deterministic=True))
     assert verify(t, res) == []
+
+
+def test_an_empty_slice_is_not_stored_to_hbm_and_back():
+    """Gemmini's random program 0 slices u8[1,0] and u8[16,0] values (empty operands of its
+    concatenations): with the lowering rules from round 1 the HBM round trip reached them and
+    raised "has no elements" inside saturation, and the kernel ran to its time limit."""
+    from runtime_skeleton.hlo import parse_module
+    from runtime_skeleton.isel.phase1 import InstructionSelector, Limits
+
+    t = target("gemmini")
+    rp = random_program(t, 0)
+    assert "u8[1,0]" in rp.hlo
+    sel = InstructionSelector(t, parse_module(rp.hlo, "<rp0>"), Limits(timeout=30, tiles_first=True))
+    assert sel.first().num_instructions > 0

@@ -902,8 +902,8 @@ def broadcast_as_concat(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     one, and the strided stores writing 64 of them one after another nest 300 deep)."""
     shape = node.type.shape
     d = next((i for i, n in enumerate(shape) if n > 1), None)
-    if d is None or d in node.attrs["dimensions"]:
-        return
+    if d is None or d == len(shape) - 1 or d in node.attrs["dimensions"]:
+        return  # not the innermost dimension: its slabs would be single elements, a concatenation of each
     mk = Make(view)
     one = mk.broadcast(Class(node.children[0]), shape[:d] + (1,) + shape[d + 1:], node.attrs["dimensions"])
     yield mk.concat([one] * shape[d], d)

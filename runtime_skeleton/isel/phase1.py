@@ -117,7 +117,7 @@ def _materialize_constants() -> Rule:
     def const_bflat(view, c, n: ENode):  # noqa: ANN001, ANN202
         """c = unflatten(flatten(c)) for literal constants and broadcast scalar constants
         (a slice of a splat is one), so a load can read them from d0."""
-        if n.type.rank == 0 or (n.op == "broadcast" and splat(view, c) is None):
+        if n.type.rank == 0 or 0 in n.type.shape or (n.op == "broadcast" and splat(view, c) is None):
             return
         yield bflat.unflatten(bflat.flatten(Class(c), n.type), n.type)
 
@@ -136,7 +136,8 @@ def hbm_round_trip(views: bool = False) -> Rule:
         only moves the inputs: on slice_concat those round trips were 1.6k of the e-graph's
         first 20k e-nodes, and the whole kernel had no pii graph at 150k (now at 80k)."""
         t = n.type
-        if t.rank == 0 or (t.rank == 1 and t.dtype.name == "u8") or n.op in ("input", "constant", "iota"):
+        if t.rank == 0 or (t.rank == 1 and t.dtype.name == "u8") or n.op in ("input", "constant", "iota") or \
+                0 in t.shape:  # an empty slice has no bytes to store
             return
         if not views and c in view.moved_inputs():
             return  # the inputs' bytes are in HBM already: a round trip only copies them
