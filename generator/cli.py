@@ -32,8 +32,10 @@ def load(path: str) -> tuple:
     from isa_lang.parser import parse_text
 
     p = pathlib.Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise ActgenError(f"{path}: no such file")
+    if p.is_dir():
+        raise ActgenError(f"{path}: is a directory, not a .isa file")
     label = _source_label(p)
     text = read_source(p, IsaError, label)
     return check(parse_text(text, label)), label, text

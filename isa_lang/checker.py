@@ -83,6 +83,7 @@ def _check_instruction(spec: IsaSpec, ins: Instruction, bufs: dict[str, Buffer])
     zv = {name: z3.Int(name) for name in declared}
     base = _domain(ins, bufs, zv)
     ranges = _ranges(ins, base, zv)
+    _prove_positive_latency(ins, base, zv)
     comp_names = [a.name for a in ins.comp_attrs]
 
     # Semantics, symbolically: parameters and ROOT against the declared slices.
@@ -108,6 +109,19 @@ def _check_instruction(spec: IsaSpec, ins: Instruction, bufs: dict[str, Buffer])
     attrs = lambda group: tuple(dataclasses.replace(a, lo=ranges[a.name][0], hi=ranges[a.name][1]) for a in group)
     return dataclasses.replace(ins, comp_attrs=attrs(ins.comp_attrs), addr_attrs=attrs(ins.addr_attrs),
                                alias=_alias(ins, base, zv))
+
+
+def _prove_positive_latency(ins: Instruction, base: list, zv: dict[str, z3.ArithRef]) -> None:
+    """Every instruction takes at least one cycle, whatever its attributes within 'where'."""
+    s = z3.Solver()
+    s.add(base)
+    lat = E.to_z3(ins.latency, zv)
+    s.add(lat < 1)
+    if s.check() == z3.sat:
+        m = s.model()
+        at = ", ".join(f"{v}={m.eval(zv[v], model_completion=True)}" for v in sorted(ins.latency.free_vars()))
+        raise IsaError(f"the latency of '{ins.name}' must be at least 1 cycle; it is "
+                       f"{m.eval(lat, model_completion=True)}" + (f" at {at}" if at else ""), ins.latency.loc or ins.loc)
 
 
 def _expect(e: E.Expr, want: str, message: str, ins: Instruction, loc: SourceLoc | None = None) -> None:

@@ -6,6 +6,7 @@ Attribute ranges are left empty here; ``checker.check`` derives them.
 """
 from __future__ import annotations
 
+import math
 import pathlib
 import re
 from dataclasses import dataclass, field
@@ -87,6 +88,7 @@ class _Builder:
     buffers: dict[str, Buffer] = field(default_factory=dict)
     instructions: dict[str, Instruction] = field(default_factory=dict)
     clock_hz: float | None = None
+    clock_loc: SourceLoc | None = None
     peaks: list[tuple[Peak, SourceLoc]] = field(default_factory=list)
     bandwidths: list[tuple[Bandwidth, SourceLoc]] = field(default_factory=list)
     filename: str = "<string>"
@@ -106,6 +108,8 @@ class _Builder:
             raise IsaError("missing 'target NAME' declaration", SourceLoc(filename, 1, 1))
         if self.hbm is None:
             raise IsaError("missing 'hbm d0 : SIZE' declaration", SourceLoc(filename, 1, 1))
+        if not self.instructions:
+            raise IsaError(f"target '{self.target}' declares no instructions", self.target_loc)
         engines = {i.engine for i in self.instructions.values()}
         for p, loc in self.peaks:
             if p.engine not in engines:
@@ -258,15 +262,32 @@ class _Builder:
         self.buffers[name] = Buffer(name, lookup_dtype(str(dt_tok)), acc, unit, loc=self.loc(t))
 
     def _clock(self, t: Tree, _inc: tuple[str, ...]) -> None:
-        self.clock_hz = float(t.children[0]) * _FREQ[str(t.children[1])]
+        if self.clock_hz is not None:
+            raise self.error(t, f"the clock is declared twice (first at {self.clock_loc})")
+        self.clock_hz, self.clock_loc = self.positive(t.children[0], "the clock") * _FREQ[str(t.children[1])], self.loc(t)
 
     def _peak(self, t: Tree, _inc: tuple[str, ...]) -> None:
         eng, dt, num = t.children
-        self.peaks.append((Peak(str(eng), lookup_dtype(str(dt)).name, float(num)), self.loc(t)))
+        p = Peak(str(eng), lookup_dtype(str(dt)).name, self.positive(num, "a peak"))
+        first = next((loc for q, loc in self.peaks if (q.engine, q.dtype) == (p.engine, p.dtype)), None)
+        if first is not None:
+            raise self.error(t, f"a second peak for engine '{p.engine}' and {p.dtype} (first at {first})")
+        self.peaks.append((p, self.loc(t)))
 
     def _bandwidth(self, t: Tree, _inc: tuple[str, ...]) -> None:
         src, dst, num = t.children
-        self.bandwidths.append((Bandwidth(str(src), str(dst), float(num)), self.loc(t)))
+        bw = Bandwidth(str(src), str(dst), self.positive(num, "a bandwidth"))
+        first = next((loc for b, loc in self.bandwidths if (b.src, b.dst) == (bw.src, bw.dst)), None)
+        if first is not None:
+            raise self.error(t, f"a second bandwidth from {bw.src} to {bw.dst} (first at {first})")
+        self.bandwidths.append((bw, self.loc(t)))
+
+    def positive(self, tok: Token, what: str) -> float:
+        """A fact's number: finite and above zero (a zero clock or bandwidth divides by zero later)."""
+        v = float(tok)
+        if not (0 < v < math.inf):
+            raise self.error(tok, f"{what} must be a positive number, got {tok}")
+        return v
 
     def _instruction(self, t: Tree, _inc: tuple[str, ...]) -> None:
         name_tok, comp_names, addr_names, *clauses = t.children

@@ -39,10 +39,20 @@ class EvalError(ActgenError):
     """The reference interpreter cannot evaluate a graph (bad inputs, unsupported op)."""
 
 
+MAX_SOURCE_BYTES = 64 << 20  # the largest .isa, HLO or program file read (docs/limits.md)
+
+
 def read_source(path: str | Path, error: type[ActgenError] = ActgenError, label: str | None = None) -> str:
     """A source file's text; ``error`` located at the first byte that is not UTF-8 (a
-    UnicodeDecodeError traceback otherwise). ``label``: the file's name in messages."""
-    data = Path(path).read_bytes()
+    UnicodeDecodeError traceback otherwise), or where the file passes MAX_SOURCE_BYTES (a
+    device such as /dev/zero never ends). ``label``: the file's name in messages."""
+    with open(path, "rb") as f:
+        data = f.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        line = data.count(b"\n", 0, MAX_SOURCE_BYTES) + 1
+        col = MAX_SOURCE_BYTES - (data.rfind(b"\n", 0, MAX_SOURCE_BYTES) + 1) + 1
+        raise error(f"file is larger than {MAX_SOURCE_BYTES >> 20} MiB, the most actgen reads",
+                    SourceLoc(label or str(path), line, col))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -122,3 +122,12 @@ def test_bad_inputs_are_clean_errors(kernel, args, says):
     (kernel.parent / "junk.npz").write_text("not a zip\n")
     r = _run(*args, cwd=kernel.parent)
     assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr and "bug" not in r.stderr, r
+
+
+def test_a_directory_given_as_a_description_is_named_as_such(tmp_path):
+    """An existing directory was "no such file"."""
+    (tmp_path / "t").mkdir()
+    r = _run("generator", "t", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 2 and "t: is a directory, not a .isa file" in r.stderr
+    r = _run("generator", "missing.isa", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 2 and "missing.isa: no such file" in r.stderr

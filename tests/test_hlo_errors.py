@@ -215,3 +215,21 @@ def test_cli_summary_print_and_help(tmp_path):
     assert r.returncode == 0 and "--print" in r.stdout
     r = _cli(tmp_path / "missing.hlo")
     assert r.returncode == 2 and "missing.hlo" in r.stderr
+
+
+def test_a_file_larger_than_the_readers_limit_is_refused(tmp_path, monkeypatch):
+    """Readers stop at MAX_SOURCE_BYTES: /dev/zero as a kernel read until memory ran out."""
+    from runtime_skeleton import errors
+
+    monkeypatch.setattr(errors, "MAX_SOURCE_BYTES", 64)
+    p = tmp_path / "k.hlo"
+    p.write_text("HloModule m\n" + "x" * 100)
+    with pytest.raises(HloError, match="file is larger than") as info:
+        parse_file(p)
+    assert (info.value.loc.line, info.value.loc.col) == (2, 53)
+
+
+def test_an_endless_device_is_refused_not_read_forever():
+    r = subprocess.run([sys.executable, "-m", "runtime_skeleton.hlo", "/dev/zero"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "file is larger than 64 MiB" in r.stderr

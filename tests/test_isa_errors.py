@@ -89,6 +89,19 @@ CASES = [
     ("bandwidth of unknown buffer", LOAD + "bandwidth d0 -> d7 64\n", 14, 1, "bandwidth names unknown buffer 'd7'"),
     ("latency over addressing attribute", LOAD.replace("8 + n", "8 + src"), 8, 24,
      "latency may only use computational attributes"),
+    ("zero latency", LOAD.replace("8 + n", "0"), 8, 22, "the latency of 'load' must be at least 1 cycle; it is 0"),
+    ("latency negative for some attributes", LOAD.replace("8 + n", "100 - n"), 8, 26,
+     "the latency of 'load' must be at least 1 cycle"),
+    ("zero clock", LOAD + "clock 0 GHz\n", 14, 7, "the clock must be a positive number, got 0"),
+    ("two clocks", LOAD + "clock 1 GHz\nclock 2 GHz\n", 15, 1, "the clock is declared twice (first at bad.isa:14:1)"),
+    ("zero peak", LOAD + "peak dma u8 0\n", 14, 13, "a peak must be a positive number"),
+    ("infinite peak", LOAD + "peak dma u8 1e999\n", 14, 13, "a peak must be a positive number"),
+    ("two peaks of one engine and dtype", LOAD + "peak dma u8 64\npeak dma u8 32\n", 15, 1,
+     "a second peak for engine 'dma' and u8 (first at bad.isa:14:1)"),
+    ("zero bandwidth", LOAD + "bandwidth d0 -> d1 0\n", 14, 20, "a bandwidth must be a positive number"),
+    ("two bandwidths of one pair", LOAD + "bandwidth d0 -> d1 64\nbandwidth d0 -> d1 128\n", 15, 1,
+     "a second bandwidth from d0 to d1"),
+    ("no instructions", "clock 1 GHz\n", 1, 1, "target 't' declares no instructions"),
 ]
 
 

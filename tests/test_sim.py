@@ -122,3 +122,18 @@ def test_cli_bad_program_exit_2(tmp_path):
                         str(tmp_path / "o.npz")], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2
     assert r.stderr.strip() == f"{bad}:2:1: load_rm: n=300 is outside its range [1, 128]"
+
+
+@pytest.mark.parametrize("loops,line,fragment", [
+    (".loop i 0 1000000000\n  .loop j 0 10\n  .endloop\n.endloop\n", 4, "this loop runs 11000000000 steps"),
+    (".loop i 0 1" + "0" * 50 + "\n.endloop\n", 4, "this loop runs about 10^50 steps"),
+])
+def test_a_program_running_too_many_steps_is_refused_at_its_loop(loops, line, fragment):
+    """An empty loop of 10^9 trips hung the simulator as surely as 10^9 instructions."""
+    from runtime_skeleton.sim.program import MAX_EXECUTED
+
+    text = ".target gemmini\n.input arg0 s8[16,16] @0\n.output out0 s8[16,16] @256\n" + loops
+    with pytest.raises(ActgenError) as info:
+        parse_program(text, "p.s")
+    assert info.value.loc.line == line and fragment in info.value.message
+    assert f"at most {MAX_EXECUTED}" in info.value.message

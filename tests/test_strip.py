@@ -262,3 +262,12 @@ def test_tiling_can_be_switched_off():
         compile_hlo(amx.TARGET, (ROOT / "examples/kernels/gemm_f32.hlo").read_text(),
                     CompileOptions(timeout=2, tiling=False))
     assert "strip-mining" not in str(err.value)
+
+
+def test_tile_sizes_of_a_huge_extent_come_at_once():
+    """The divisors of an extent of 10^11 (a hostile kernel's operand): the loop over
+    range(1, n) ignored the compile's time limit."""
+    from runtime_skeleton.superopt.strip import proper_divisors
+
+    assert all(proper_divisors(n) == [t for t in range(1, n) if n % t == 0] for n in range(1, 300))
+    assert len(proper_divisors(10**11)) == 143

@@ -172,6 +172,7 @@ def parse_program(text: str, filename: str = "<string>") -> Program:
                 raise ProgramError("'.endloop' without a '.loop'", at(col))
             (var, start, stop, loc), outer = open_loops.pop()
             outer.append(Loop(var, start, stop, tuple(body), loc))
+            _check_executed(outer[-1:], loc)
             body = outer
         elif head.startswith("."):
             if open_loops:
@@ -182,7 +183,25 @@ def parse_program(text: str, filename: str = "<string>") -> Program:
     if open_loops:
         (_, _, _, loc), _ = open_loops[-1]
         raise ProgramError("'.loop' without its '.endloop'", loc)
+    _check_executed(prog.instructions, SourceLoc(filename, 1, 1))
     return prog
+
+
+MAX_EXECUTED = 1 << 26  # the most steps (instructions and loop trips) a program may run (docs/limits.md)
+
+
+def _steps(items) -> int:
+    """Instructions executed plus loop iterations (an empty loop of 10^9 trips also takes time)."""
+    return sum(it.trips * (1 + _steps(it.body)) if isinstance(it, Loop) else 1 for it in items)
+
+
+def _check_executed(items: list[Item], loc: SourceLoc) -> None:
+    n = _steps(items)
+    if n > MAX_EXECUTED:
+        what = "this loop runs" if len(items) == 1 and isinstance(items[0], Loop) else "the program runs"
+        shown = f"{n}" if n < 10**15 else f"about 10^{len(str(n)) - 1}"
+        raise ProgramError(f"{what} {shown} steps (instructions and loop trips); the simulator runs at most "
+                           f"{MAX_EXECUTED}", loc)
 
 
 _NAME = re.compile(r"[A-Za-z_]\w*$")

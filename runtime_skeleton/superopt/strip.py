@@ -137,8 +137,13 @@ def tile_sizes(module: Module, dim: int | None = None) -> list[int]:
     d = strip_dimension(root) if dim is None else dim
     if d is None:
         return []
-    n = root.shape[d]
-    return [t for t in range(1, n) if n % t == 0]
+    return proper_divisors(root.shape[d])
+
+
+def proper_divisors(n: int) -> list[int]:
+    """The divisors of n below n, smallest first, in O(sqrt(n)) (an extent can be 10^11)."""
+    small = [t for t in range(1, math.isqrt(n) + 1) if n % t == 0]
+    return sorted((set(small) | {n // t for t in small}) - {n})
 
 
 def cut_dimensions(module: Module) -> list[int]:
