@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .cli_util import add_common_flags, at_least, refuse_overwrite, run_cli
-from .errors import ActgenError, read_source
+from .errors import ActgenError, SourceLoc, read_source
 from .target import TargetDef
 
 if TYPE_CHECKING:
@@ -53,6 +53,9 @@ def _run(target: TargetDef, ns: argparse.Namespace) -> int:
                      {"the program": ns.program, "the inputs": ns.inputs, "the kernel": ns.expect})
     prog_path = pathlib.Path(ns.program)
     prog = parse_program(read_source(prog_path, ProgramError), str(prog_path))
+    if not prog.outputs:
+        raise ProgramError("the program declares no '.output': it computes nothing to write",
+                           SourceLoc(str(prog_path), 1, 1))
     types = [d.type for d in prog.inputs]
     # bound by name: a program may declare its inputs in any order
     inputs = load_inputs(ns.inputs, types, [d.name for d in prog.inputs]) if ns.inputs else \

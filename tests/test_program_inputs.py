@@ -44,3 +44,36 @@ def test_clashing_declarations_are_refused_where_they_are(text, message):
     with pytest.raises(ProgramError, match=message) as err:
         parse_program(text, "p.s")
     assert err.value.loc.line == 2
+
+
+MAC = """.target gemmini
+.input  arg0 s8[16,16]{1,0} @0
+.input  arg1 s8[16,16]{1,0} @256
+.input  arg2 s32[16,16]{1,0} @512
+.output out0 s32[16,16]{1,0} @1536
+mvin rows=16 stride=16 dram=0 sp_addr=0
+mvin rows=16 stride=16 dram=256 sp_addr=16
+preload_ws k=16 b_addr=16
+mvin_acc rows=16 stride=64 dram=512 acc_addr=0
+compute_ws_acc rows=16 a_addr=0 c_addr=0
+mvout_acc32 rows=16 stride=64 acc_addr=0 dram=1536
+"""
+
+
+@pytest.mark.parametrize("text,says", [
+    ("\n".join(MAC.splitlines()[:8]) + "\n", "5:1: output out0 is never written: no instruction, input or constant"),
+    (MAC.replace("mvout_acc32 rows=16", "mvout_acc32 rows=8"),
+     "5:1: output out0 is only partly written: no instruction, input or constant sets 512 of its 1024 bytes "
+     "(the first at @2048)"),
+    ("".join(ln + "\n" for ln in MAC.splitlines() if not ln.startswith(".output")),
+     "1:1: the program declares no '.output'"),
+])
+def test_outputs_no_instruction_writes_are_errors(tmp_path, text, says):
+    """A program truncated after three instructions reported "wrote 1 output(s)" (zeros)."""
+    prog = tmp_path / "p.s"
+    prog.write_text(text)
+    r = _cli("run", str(prog), "--random", "0", "-o", str(tmp_path / "o.npz"), cwd=tmp_path)
+    assert r.returncode == 2 and f"{prog}:{says}" in r.stderr, r.stderr
+    full = tmp_path / "full.s"
+    full.write_text(MAC)
+    assert _cli("run", str(full), "--random", "0", "-o", str(tmp_path / "o.npz"), cwd=tmp_path).returncode == 0

@@ -117,11 +117,11 @@ def test_cli_run_with_expect(tmp_path):
 
 def test_cli_bad_program_exit_2(tmp_path):
     bad = tmp_path / "bad.s"
-    bad.write_text(".input arg0 bf16[64,64] @0\nload_rm n=300 addr_in=0 addr_out=0\n")
+    bad.write_text(".input arg0 bf16[64,64] @0\n.output out0 bf16[64,64] @8192\nload_rm n=300 addr_in=0 addr_out=0\n")
     r = subprocess.run([sys.executable, "-m", "generated.qkv", "run", str(bad), "--random", "0", "-o",
                         str(tmp_path / "o.npz")], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2
-    assert r.stderr.strip() == f"{bad}:2:1: load_rm: n=300 is outside its range [1, 128]"
+    assert r.stderr.strip() == f"{bad}:3:1: load_rm: n=300 is outside its range [1, 128]"
 
 
 @pytest.mark.parametrize("loops,line,fragment", [

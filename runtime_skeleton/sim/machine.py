@@ -27,6 +27,8 @@ class Machine:
 
     def __post_init__(self) -> None:
         self.state = {b.name: np.zeros(b.shape, dtype=b.dtype.np) for b in self.target.buffers.values()}
+        # HBM bytes an input, a constant or an instruction has set (the rest read as zeros)
+        self.defined = np.zeros(self.hbm.shape, dtype=bool)
 
     @property
     def hbm(self) -> np.ndarray:
@@ -36,6 +38,19 @@ class Machine:
         if offset + len(data) > self.hbm.size:
             raise SimError(f"{what} ({len(data)} bytes at @{offset}) does not fit in HBM ({self.hbm.size} bytes)", loc)
         self.hbm[offset : offset + len(data)] = np.frombuffer(data, dtype=np.uint8)
+        self.defined.reshape(-1)[offset : offset + len(data)] = True
+
+    def check_written(self, decl: TensorDecl) -> None:
+        """Every byte of an output was set by an instruction, an input or a constant: a program
+        that stops before writing its output (a truncated one) is an error, not zeros."""
+        n = byte_size(decl.type)
+        unset = np.flatnonzero(~self.defined.reshape(-1)[decl.offset : decl.offset + n])
+        if unset.size == n:
+            raise SimError(f"output {decl.name} is never written: no instruction, input or constant sets its bytes",
+                           decl.loc)
+        if unset.size:
+            raise SimError(f"output {decl.name} is only partly written: no instruction, input or constant sets "
+                           f"{unset.size} of its {n} bytes (the first at @{decl.offset + int(unset[0])})", decl.loc)
 
     def read_tensor(self, decl: TensorDecl) -> np.ndarray:
         n = byte_size(decl.type)
@@ -55,6 +70,8 @@ class Machine:
             raise SimError(f"{ci.name}: semantics produced shape {result.shape} for an output slice of shape "
                            f"{out[slices[0]].shape}", ci.loc)
         out[slices[0]] = result
+        if ins.output.buffer == self.target.hbm.name:
+            self.defined[slices[0]] = True
 
 
 def checked(target: TargetDef, ci: ConcreteInstr) -> tuple[type[InstructionDef], dict[str, int], tuple[Bounds, ...]]:
@@ -114,4 +131,7 @@ def run_program(target: TargetDef, prog: Program, inputs: Sequence[np.ndarray],
         if on_step:
             on_step(i, ci)
         m.step(ci)
+    for d in prog.outputs:
+        m.read_tensor(d)  # inside HBM, before its bytes are looked at
+        m.check_written(d)
     return [m.read_tensor(d) for d in prog.outputs]
