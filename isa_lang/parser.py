@@ -76,6 +76,10 @@ def _syntax_error(err: lark.exceptions.LarkError, filename: str) -> IsaError:
     return IsaError(str(err), SourceLoc(filename, 1, 1))
 
 
+MAX_DEPTH = 200  # levels of nesting in a description's expressions (docs/limits.md)
+_CHAINS = frozenset({"or_expr", "and_expr", "comparison", "sum", "product"})  # isa.lark's operator chains
+_OPERATORS = frozenset({"ADDOP", "MULOP", "COMPOP"})
+_EXPRESSIONS = _CHAINS | {"not_", "power", "neg", "call"}
 MAX_BITS = 256  # an integer a description computes with '**' has at most this many bits
 
 
@@ -99,6 +103,7 @@ class _Builder:
         except lark.exceptions.LarkError as err:
             raise _syntax_error(err, filename) from None
         saved, self.filename = self.filename, filename
+        self._check_depth(tree)
         for item in tree.children:
             getattr(self, "_" + item.data)(item, including)
         self.filename = saved
@@ -127,6 +132,26 @@ class _Builder:
         )
 
     # -- helpers ---------------------------------------------------------------
+    def _check_depth(self, tree: Tree) -> None:
+        """Refuse an expression nested deeper than MAX_DEPTH (a sum of 20,000 terms is that
+        deep), located at its outermost part past the limit, before anything recursive
+        (building, type-checking, printing expressions) walks it."""
+        depth: dict[int, int] = {}
+        order, stack = [], [tree]
+        while stack:  # pre-order, iteratively
+            t = stack.pop()
+            order.append(t)
+            stack.extend(c for c in reversed(t.children) if isinstance(c, Tree))
+        for t in reversed(order):
+            # an operator chain (a + b + c) becomes a nested expression, one level per operand
+            operands = sum(1 for c in t.children if not (isinstance(c, Token) and c.type in _OPERATORS))
+            chain = operands - 1 if t.data in _CHAINS else 0
+            depth[id(t)] = 1 + chain + max((depth[id(c)] for c in t.children if isinstance(c, Tree)), default=0)
+        too_deep = next((t for t in order if depth[id(t)] > MAX_DEPTH and t.data in _EXPRESSIONS), None)
+        if too_deep is not None:
+            raise self.error(too_deep, f"expression nested {depth[id(too_deep)]} levels deep (each operator and each "
+                                       f"term of a chain such as a + b + c counts one); at most {MAX_DEPTH}")
+
     def loc(self, node: Tree | Token) -> SourceLoc:
         if isinstance(node, Token):
             return SourceLoc(self.filename, node.line, node.column)

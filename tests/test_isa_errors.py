@@ -102,6 +102,11 @@ CASES = [
     ("two bandwidths of one pair", LOAD + "bandwidth d0 -> d1 64\nbandwidth d0 -> d1 128\n", 15, 1,
      "a second bandwidth from d0 to d1"),
     ("no instructions", "clock 1 GHz\n", 1, 1, "target 't' declares no instructions"),
+    ("a sum of 20000 terms", "const Z = " + "+".join(["1"] * 20000) + "\n" + LOAD, 4, 11,
+     "expression nested 20001 levels deep"),
+    ("5000 negations", LOAD.replace("8 + n", "-" * 5000 + "n"), 8, 22, "expression nested 5001 levels deep"),
+    ("3000 nested calls", LOAD.replace("1 <= n <= 128", "n <= " + "min(1, " * 3000 + "128" + ")" * 3000), 7, 9,
+     "at most 200"),
 ]
 
 
