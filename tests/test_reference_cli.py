@@ -153,3 +153,23 @@ def test_module_entry_point(kernel, tmp_path):
     assert err.returncode == 2 and len(err.stderr.strip().splitlines()) == 1, err.stderr
     assert "--random" in subprocess.run([sys.executable, "-m", "runtime_skeleton.reference", "--help"],
                                         capture_output=True, text=True).stdout
+
+
+def test_an_npz_header_claiming_10_to_the_11_elements_is_refused_unread(tmp_path):
+    """The shapes are checked from the .npy headers before any array is read: such a header
+    was an out-of-memory error that named neither the file nor the input."""
+    import zipfile
+
+    from runtime_skeleton.errors import EvalError
+    from runtime_skeleton.ir.dtypes import DTYPES
+    from runtime_skeleton.ir.types import TensorType
+    from runtime_skeleton.reference.npz_io import load_inputs
+
+    header = "{'descr': '<i4', 'fortran_order': False, 'shape': (100000000000,), }"
+    header += " " * (63 - len(header) % 64) + "\n"
+    npy = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + bytes(16)
+    path = tmp_path / "huge.npz"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("arg0.npy", npy)
+    with pytest.raises(EvalError, match=r"input 'arg0': expected s32\[16\], got an array of shape \(100000000000\)"):
+        load_inputs(str(path), [TensorType(DTYPES["s32"], (16,))])

@@ -36,22 +36,39 @@ def load_inputs(path: str, param_types: Sequence[Type], names: Sequence[str] | N
         raise EvalError(f"{path}: not an .npz archive (numpy.savez(path, arg0=..., arg1=...) writes one; "
                         "a .npy file holds a single array)")
     try:
+        shapes = _shapes(path)
+        extra = sorted(k for k in shapes if _ARG.match(k) and k not in names)
+        if extra:
+            raise EvalError(f"{path}: unexpected input '{extra[0]}' (the kernel has {len(types)} parameters)")
+        inputs = []
         with np.load(path, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
+            for i, (t, name) in enumerate(zip(types, names)):
+                want = f"{t.dtype}[{','.join(map(str, t.shape))}]"
+                if name not in shapes:
+                    raise EvalError(f"{path}: missing input '{name}' for parameter {i} ({want})")
+                if shapes[name] != t.shape:  # before reading it: a header may claim 10^11 elements
+                    raise EvalError(f"{path}: input '{name}': expected {want}, got an array of shape "
+                                    f"({','.join(map(str, shapes[name]))})")
+                inputs.append(check_argument(npz[name], t, f"{path}: input '{name}'"))
     except (zipfile.BadZipFile, ValueError, EOFError, OSError) as err:
         if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
             raise
         raise EvalError(f"{path}: not a readable .npz file ({type(err).__name__})") from None
-    extra = sorted(k for k in arrays if _ARG.match(k) and k not in names)
-    if extra:
-        raise EvalError(f"{path}: unexpected input '{extra[0]}' (the kernel has {len(types)} parameters)")
-    inputs = []
-    for i, (t, name) in enumerate(zip(types, names)):
-        if name not in arrays:
-            shape = ",".join(map(str, t.shape))
-            raise EvalError(f"{path}: missing input '{name}' for parameter {i} ({t.dtype}[{shape}])")
-        inputs.append(check_argument(arrays[name], t, f"{path}: input '{name}'"))
     return inputs
+
+
+def _shapes(path: str) -> dict[str, tuple[int, ...]]:
+    """The shape of each array in an .npz archive, from the .npy headers alone."""
+    out = {}
+    with zipfile.ZipFile(path) as z:
+        for member in z.namelist():
+            if member.endswith(".npy"):
+                with z.open(member) as f:
+                    major, _ = np.lib.format.read_magic(f)
+                    read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+                    shape, _, _ = read(f)
+                out[member[: -len(".npy")]] = tuple(shape)
+    return out
 
 
 def storable(arr: np.ndarray) -> np.ndarray:
