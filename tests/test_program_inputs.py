@@ -77,3 +77,20 @@ def test_outputs_no_instruction_writes_are_errors(tmp_path, text, says):
     full = tmp_path / "full.s"
     full.write_text(MAC)
     assert _cli("run", str(full), "--random", "0", "-o", str(tmp_path / "o.npz"), cwd=tmp_path).returncode == 0
+
+
+def test_a_wrong_target_and_a_missing_input_line_are_said_where_they_are(tmp_path):
+    """The '.target' line is known, so the mismatch is located there; an input the npz has
+    and the program does not declare is the program's missing '.input', not the npz's fault."""
+    wrong = tmp_path / "wrong.s"
+    wrong.write_text(MAC.replace(".target gemmini", ".target amx"))
+    r = _cli("run", str(wrong), "--random", "0", "-o", str(tmp_path / "o.npz"), cwd=tmp_path)
+    assert r.returncode == 2 and f"{wrong}:1:9: program is for target 'amx', not 'gemmini'" in r.stderr
+    full = tmp_path / "full.s"
+    full.write_text(MAC)
+    assert _cli("run", str(full), "--random", "0", "-o", str(tmp_path / "in.npz"), cwd=tmp_path).returncode == 0
+    short = tmp_path / "short.s"
+    short.write_text("".join(ln + "\n" for ln in MAC.splitlines() if "arg2" not in ln and "mvin_acc" not in ln))
+    r = _cli("run", str(short), "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / "o.npz"), cwd=tmp_path)
+    assert r.returncode == 2 and "has input 'arg2', which the program declares no '.input' for (its inputs: " \
+        "arg0, arg1)" in r.stderr, r.stderr

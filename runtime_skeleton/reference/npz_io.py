@@ -30,6 +30,7 @@ def load_inputs(path: str, param_types: Sequence[Type], names: Sequence[str] | N
     named ``argK`` (e.g. outputs saved beside the inputs) are ignored, so an output
     file of ``--random`` is a valid input file."""
     types = _tensor_types(param_types)
+    given = names
     names = list(names) if names is not None else [f"arg{i}" for i in range(len(types))]
     if not zipfile.is_zipfile(path):  # a .npy, or anything else numpy would read or pickle
         open(path, "rb").close()  # a missing file or a directory is said as such
@@ -38,6 +39,9 @@ def load_inputs(path: str, param_types: Sequence[Type], names: Sequence[str] | N
     try:
         shapes = _shapes(path)
         extra = sorted(k for k in shapes if _ARG.match(k) and k not in names)
+        if extra and given is not None:  # the program's declarations are what is short
+            raise EvalError(f"{path}: has input '{extra[0]}', which the program declares no '.input' for "
+                            f"(its inputs: {', '.join(names) or 'none'})")
         if extra:
             raise EvalError(f"{path}: unexpected input '{extra[0]}' (the kernel has {len(types)} parameters)")
         inputs = []

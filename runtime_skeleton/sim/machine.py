@@ -116,7 +116,7 @@ def run_program(target: TargetDef, prog: Program, inputs: Sequence[np.ndarray],
                 on_step: Callable[[int, ConcreteInstr], None] | None = None) -> list[np.ndarray]:
     """Initialise HBM with the inputs and constants, execute, read the outputs."""
     if prog.target is not None and prog.target != target.name:
-        raise SimError(f"program is for target '{prog.target}', not '{target.name}'")
+        raise SimError(f"program is for target '{prog.target}', not '{target.name}'", prog.target_loc)
     if len(inputs) != len(prog.inputs):
         raise SimError(f"program has {len(prog.inputs)} input(s), got {len(inputs)}")
     m = Machine(target)

@@ -113,6 +113,7 @@ Item = ConcreteInstr | Loop
 @dataclass
 class Program:
     target: str | None = None
+    target_loc: SourceLoc | None = field(default=None, compare=False)  # where '.target' names it
     inputs: list[TensorDecl] = field(default_factory=list)
     outputs: list[TensorDecl] = field(default_factory=list)
     consts: list[ConstData] = field(default_factory=list)
@@ -229,7 +230,7 @@ def _directive(prog: Program, head: str, toks, at, base: pathlib.Path) -> None:
     if head == ".target":
         if len(args) != 1:
             raise ProgramError("'.target' takes one name", at(toks[0][1]))
-        prog.target = args[0][0]
+        prog.target, prog.target_loc = args[0][0], at(args[0][1])
     elif head in (".input", ".output"):
         if len(args) != 3:
             raise ProgramError(f"'{head}' takes: NAME TYPE @OFFSET", at(toks[0][1]))
