@@ -15,7 +15,7 @@ from functools import cache
 import lark
 from lark import Token, Tree
 
-from runtime_skeleton.errors import SourceLoc, read_source
+from runtime_skeleton.errors import SourceLoc, read_source, shown_count
 from runtime_skeleton.ir.dtypes import dtype as lookup_dtype
 
 from . import expr as E
@@ -69,7 +69,8 @@ def _syntax_error(err: lark.exceptions.LarkError, filename: str) -> IsaError:
         return IsaError(f"unexpected '{tok}'{hint}", SourceLoc(filename, tok.line, tok.column))
     if isinstance(err, lark.UnexpectedCharacters):
         ch = err.char
-        msg = "unbalanced '{' in semantics block" if ch == "{" else f"unexpected character '{ch}'"
+        msg = "unbalanced '{' in semantics block" if ch == "{" else \
+            f"unexpected character {ch!r}" if not ch.isprintable() else f"unexpected character '{ch}'"
         return IsaError(msg, SourceLoc(filename, err.line, err.column))
     if isinstance(err, lark.UnexpectedEOF):
         return IsaError("unexpected end of file", SourceLoc(filename, 1, 1))
@@ -80,6 +81,7 @@ MAX_DEPTH = 200  # levels of nesting in a description's expressions (docs/limits
 _CHAINS = frozenset({"or_expr", "and_expr", "comparison", "sum", "product"})  # isa.lark's operator chains
 _OPERATORS = frozenset({"ADDOP", "MULOP", "COMPOP"})
 _EXPRESSIONS = _CHAINS | {"not_", "power", "neg", "call"}
+MAX_BUFFER_BYTES = 1 << 32  # the largest buffer, HBM included (docs/limits.md)
 MAX_BITS = 256  # an integer a description computes with '**' has at most this many bits
 
 
@@ -272,6 +274,9 @@ class _Builder:
         size = int(size_node.children[0], 0) * _UNITS[str(size_node.children[1]) if size_node.children[1] else None]
         if size <= 0:
             raise self.error(size_node, "hbm size must be positive")
+        if size > MAX_BUFFER_BYTES:
+            raise self.error(size_node, f"hbm of {shown_count(size)} bytes; a buffer holds at most {MAX_BUFFER_BYTES >> 30} GiB "
+                                        f"(the simulator keeps every byte)")
         self.hbm = Buffer(name, lookup_dtype("u8"), (size,), (), is_hbm=True, loc=self.loc(t))
 
     def _buffer(self, t: Tree, _inc: tuple[str, ...]) -> None:
@@ -284,7 +289,12 @@ class _Builder:
         for node, v in zip(unit_nodes + list(access.children), unit + acc):
             if v <= 0:
                 raise self.error(node, f"buffer dimension must be positive, got {v}")
-        self.buffers[name] = Buffer(name, lookup_dtype(str(dt_tok)), acc, unit, loc=self.loc(t))
+        dt = lookup_dtype(str(dt_tok))
+        size = math.prod(unit + acc) * dt.nbytes
+        if size > MAX_BUFFER_BYTES:
+            raise self.error(t, f"buffer '{name}' of {shown_count(size)} bytes; a buffer holds at most {MAX_BUFFER_BYTES >> 30} GiB "
+                                f"(the simulator keeps every byte)")
+        self.buffers[name] = Buffer(name, dt, acc, unit, loc=self.loc(t))
 
     def _clock(self, t: Tree, _inc: tuple[str, ...]) -> None:
         if self.clock_hz is not None:

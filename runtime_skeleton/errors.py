@@ -39,6 +39,11 @@ class EvalError(ActgenError):
     """The reference interpreter cannot evaluate a graph (bad inputs, unsupported op)."""
 
 
+def shown_count(n: int) -> str:
+    """A count for a message: its digits, or its order of magnitude when it is huge."""
+    return str(n) if n < 10**15 else f"about 10^{len(str(n)) - 1}"
+
+
 MAX_SOURCE_BYTES = 64 << 20  # the largest .isa, HLO or program file read (docs/limits.md)
 
 

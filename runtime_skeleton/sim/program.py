@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ActgenError, SourceLoc
+from ..errors import ActgenError, SourceLoc, shown_count
 from ..ir.types import TensorType
 
 
@@ -157,6 +157,9 @@ def parse_program(text: str, filename: str = "<string>") -> Program:
     body: list[Item] = prog.instructions
     for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0]
+        bad = next((c for c, ch in enumerate(line, start=1) if not ch.isprintable() and ch not in "\t\r"), None)
+        if bad is not None:
+            raise ProgramError(f"unexpected character {line[bad - 1]!r}", SourceLoc(filename, lineno, bad))
         toks = [(m.group(), m.start() + 1) for m in _TOKEN.finditer(line)]
         if not toks:
             continue
@@ -200,8 +203,7 @@ def _check_executed(items: list[Item], loc: SourceLoc) -> None:
     n = _steps(items)
     if n > MAX_EXECUTED:
         what = "this loop runs" if len(items) == 1 and isinstance(items[0], Loop) else "the program runs"
-        shown = f"{n}" if n < 10**15 else f"about 10^{len(str(n)) - 1}"
-        raise ProgramError(f"{what} {shown} steps (instructions and loop trips); the simulator runs at most "
+        raise ProgramError(f"{what} {shown_count(n)} steps (instructions and loop trips); the simulator runs at most "
                            f"{MAX_EXECUTED}", loc)
 
 
