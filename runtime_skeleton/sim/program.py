@@ -113,11 +113,11 @@ Item = ConcreteInstr | Loop
 @dataclass
 class Program:
     target: str | None = None
-    target_loc: SourceLoc | None = field(default=None, compare=False)  # where '.target' names it
     inputs: list[TensorDecl] = field(default_factory=list)
     outputs: list[TensorDecl] = field(default_factory=list)
     consts: list[ConstData] = field(default_factory=list)
     instructions: list[Item] = field(default_factory=list)  # straight-line code and loops
+    target_loc: SourceLoc | None = field(default=None, compare=False)  # where '.target' names it
 
     def flat(self) -> Iterator[ConcreteInstr]:
         """The instructions in execution order, loops unrolled, attributes evaluated."""
