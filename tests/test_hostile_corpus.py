@@ -15,6 +15,7 @@ import zipfile
 import pytest
 
 from runtime_skeleton.cli_util import run_cli
+from tests.test_isa_errors import HEAD, LOAD
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -100,24 +101,7 @@ HLO = [
  ("clamp-shapes", body("lo = f32[4]{0} parameter(1)", "ROOT y = f32[4,8]{1,0} clamp(lo, x, x)")),
 ]
 
-I = """target t
-hbm d0 : 1 MiB
-buffer d1 : bf16[64] x 128
-clock 1 GHz
-peak dma bf16 64
-bandwidth d0 -> d1 128
-
-instruction load(n ; src, dst)
-  in  x = d0[src : n * 128]
-  out y = d1[dst : n]
-  where 1 <= n <= 128
-  engine dma latency 8 + n
-  semantics {
-    x = u8[n * 128] parameter(0)
-    a = u8[n, 64, 2] reshape(x)
-    ROOT y = bf16[n, 64] bitcast-convert(a)
-  }
-"""
+I = HEAD + "clock 1 GHz\npeak dma bf16 64\nbandwidth d0 -> d1 128\n\n" + LOAD
 
 
 def i(old: str, new: str) -> str:
@@ -192,18 +176,7 @@ ISA = [
  ("string-token", i("target t", 'target "t"')),
 ]
 
-S = """.target gemmini
-.input  arg0 s8[16,16]{1,0} @0
-.input  arg1 s8[16,16]{1,0} @256
-.input  arg2 s32[16,16]{1,0} @512
-.output out0 s32[16,16]{1,0} @1536
-mvin rows=16 stride=16 dram=0 sp_addr=0
-mvin rows=16 stride=16 dram=256 sp_addr=16
-preload_ws k=16 b_addr=16
-mvin_acc rows=16 stride=64 dram=512 acc_addr=0
-compute_ws_acc rows=16 a_addr=0 c_addr=0
-mvout_acc32 rows=16 stride=64 acc_addr=0 dram=1536
-"""
+S = (ROOT / "tests/data/gemmini_mac.s").read_text()
 LINES = S.splitlines(keepends=True)
 
 
