@@ -111,13 +111,37 @@ def _check_instruction(spec: IsaSpec, ins: Instruction, bufs: dict[str, Buffer])
                                alias=_alias(ins, base, zv))
 
 
+Z3_TIMEOUT_S = 20  # per z3 query of the checker (docs/limits.md): a nonlinear 'where' can run forever
+
+
+def _solver() -> z3.Solver:
+    s = z3.Solver()
+    s.set("timeout", Z3_TIMEOUT_S * 1000)
+    return s
+
+
+def _optimizer() -> z3.Optimize:
+    opt = z3.Optimize()
+    opt.set("timeout", Z3_TIMEOUT_S * 1000)
+    return opt
+
+
+def _decide(s: z3.Solver | z3.Optimize, what: str, loc: SourceLoc | None) -> z3.CheckSatResult:
+    """s.check(), where 'unknown' (z3's time limit) is an error naming the question."""
+    r = s.check()
+    if r == z3.unknown:
+        raise IsaError(f"z3 could not decide {what} within {Z3_TIMEOUT_S} s (nonlinear constraints are "
+                       f"undecidable in general; keep 'where' clauses linear)", loc)
+    return r
+
+
 def _prove_positive_latency(ins: Instruction, base: list, zv: dict[str, z3.ArithRef]) -> None:
     """Every instruction takes at least one cycle, whatever its attributes within 'where'."""
-    s = z3.Solver()
+    s = _solver()
     s.add(base)
     lat = E.to_z3(ins.latency, zv)
     s.add(lat < 1)
-    if s.check() == z3.sat:
+    if _decide(s, f"whether the latency of '{ins.name}' stays positive", ins.latency.loc or ins.loc) == z3.sat:
         m = s.model()
         at = ", ".join(f"{v}={m.eval(zv[v], model_completion=True)}" for v in sorted(ins.latency.free_vars()))
         raise IsaError(f"the latency of '{ins.name}' must be at least 1 cycle; it is "
@@ -158,14 +182,14 @@ def _domain(ins: Instruction, bufs: dict[str, Buffer], zv: dict[str, z3.ArithRef
 
 
 def _ranges(ins: Instruction, base: list, zv: dict[str, z3.ArithRef]) -> dict[str, tuple[int, int]]:
-    s = z3.Solver()
+    s = _solver()
     tracked = {}
     for i, c in enumerate(ins.constraints):
         p = z3.Bool(f"__c{i}")
         tracked[p.get_id()] = c
         s.assert_and_track(E.to_z3(c, zv), p)
     s.add(base[len(ins.constraints):])
-    if s.check() == z3.unsat:
+    if _decide(s, f"whether the constraints of '{ins.name}' are satisfiable", ins.loc) == z3.unsat:
         core = [tracked[p.get_id()] for p in s.unsat_core() if p.get_id() in tracked]
         core.sort(key=lambda c: (c.loc.line, c.loc.col) if c.loc else (0, 0))  # z3's core order varies
         loc = core[0].loc if core else ins.loc
@@ -176,10 +200,10 @@ def _ranges(ins: Instruction, base: list, zv: dict[str, z3.ArithRef]) -> dict[st
     for name, v in zv.items():
         bounds = []
         for sense in ("min", "max"):
-            opt = z3.Optimize()
+            opt = _optimizer()
             opt.add(base)
             h = opt.minimize(v) if sense == "min" else opt.maximize(v)
-            opt.check()
+            _decide(opt, f"the range of attribute '{name}' of '{ins.name}'", ins.loc)
             val = opt.lower(h) if sense == "min" else opt.upper(h)
             if not z3.is_int_value(val):
                 attr = next(a for a in ins.attrs if a.name == name)
@@ -232,10 +256,10 @@ def _prove_slice_type(ins: Instruction, hlo_ins, sl: Slice, buf: Buffer, base: l
     if len(t.shape) != len(want_dims):
         raise IsaError(f"'{sl.var}' has rank {len(t.shape)} in the semantics but {desc} has rank {len(want_dims)} "
                        f"({len(sl.lengths)} access + {len(buf.unit_shape)} unit dimension(s))", where)
-    s = z3.Solver()
+    s = _solver()
     s.add(base)
     s.add(z3.Or([_z(a) != b for a, b in zip(t.shape, want_dims)]))
-    if s.check() == z3.sat:
+    if _decide(s, f"whether '{sl.var}' always has the type of {desc}", where) == z3.sat:
         m = s.model()
         ev = lambda x: m.eval(_z(x), model_completion=True).as_long()
         alpha = ", ".join(f"{a.name}={ev(zv[a.name])}" for a in ins.comp_attrs)
@@ -256,7 +280,7 @@ def _samples(base: list, vars_: list, names: list[str]) -> list[dict[str, int]]:
         return [{}]
     out: list[dict[str, int]] = []
     for senses in itertools.islice(itertools.product(("min", "max"), repeat=len(vars_)), SAMPLES):
-        opt = z3.Optimize()
+        opt = _optimizer()
         opt.add(base)
         for v, sense in zip(vars_, senses):
             opt.minimize(v) if sense == "min" else opt.maximize(v)
@@ -265,7 +289,7 @@ def _samples(base: list, vars_: list, names: list[str]) -> list[dict[str, int]]:
             alpha = {n: m.eval(v, model_completion=True).as_long() for n, v in zip(names, vars_)}
             if alpha not in out:
                 out.append(alpha)
-    s = z3.Solver()
+    s = _solver()
     s.add(base)
     for a in out:
         s.add(z3.Or([v != a[n] for n, v in zip(names, vars_)]))
@@ -282,7 +306,7 @@ def _alias(ins: Instruction, base: list, zv) -> int | None:
     for i, sl in enumerate(ins.inputs):
         if sl.buffer != ins.output.buffer:
             continue
-        s = z3.Solver()
+        s = _solver()
         s.add(base)
         same = [E.to_z3(a, zv) == E.to_z3(b, zv) for a, b in
                 zip(sl.starts + sl.lengths, ins.output.starts + ins.output.lengths)]

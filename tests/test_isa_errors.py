@@ -166,3 +166,14 @@ def test_cli_reports_located_error_and_exit_2(tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"{bad}:6:3: unknown buffer 'd9'"), r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_constraint_z3_cannot_decide_in_time_is_an_error_not_a_hang(monkeypatch):
+    """n³ + src³ = dst³ has no solution with src ≥ 1 (Fermat), which z3 cannot prove: the
+    checker ran with no limit. Now each query has Z3_TIMEOUT_S, and 'unknown' is an error."""
+    from isa_lang import checker
+
+    monkeypatch.setattr(checker, "Z3_TIMEOUT_S", 1)
+    text = HEAD + LOAD.replace("where 1 <= n <= 128", "where 1 <= n <= 128, src >= 1, n * n * n + src * src * src == dst * dst * dst")
+    with pytest.raises(IsaError, match="z3 could not decide whether the constraints of 'load' are satisfiable within 1 s"):
+        _check(text)
