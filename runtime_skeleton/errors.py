@@ -53,14 +53,13 @@ def read_source(path: str | Path, error: type[ActgenError] = ActgenError, label:
     device such as /dev/zero never ends). ``label``: the file's name in messages."""
     with open(path, "rb") as f:
         data = f.read(MAX_SOURCE_BYTES + 1)
+
+    def at(i: int) -> SourceLoc:  # byte i's line and column
+        return SourceLoc(label or str(path), data.count(b"\n", 0, i) + 1, i - data.rfind(b"\n", 0, i))
+
     if len(data) > MAX_SOURCE_BYTES:
-        line = data.count(b"\n", 0, MAX_SOURCE_BYTES) + 1
-        col = MAX_SOURCE_BYTES - (data.rfind(b"\n", 0, MAX_SOURCE_BYTES) + 1) + 1
-        raise error(f"file is larger than {MAX_SOURCE_BYTES >> 20} MiB, the most actgen reads",
-                    SourceLoc(label or str(path), line, col))
+        raise error(f"file is larger than {MAX_SOURCE_BYTES >> 20} MiB, the most actgen reads", at(MAX_SOURCE_BYTES))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise error("file is not valid UTF-8", SourceLoc(label or str(path), line, col)) from None
+        raise error("file is not valid UTF-8", at(e.start)) from None
