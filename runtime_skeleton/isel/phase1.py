@@ -310,7 +310,7 @@ class InstructionSelector:
         lowering_first = [r for r in self.rules if not is_split(r)]
         budget = self.limits.max_nodes // 2
         if self.limits.tiles_first is None:
-            budget = min(budget, LOWERING_FIRST_GROWTH * sum(len(ns) for _, ns in self.eg.view.items()))
+            budget = min(budget, LOWERING_FIRST_GROWTH * self.eg.view.node_count())
         again = yield from self._rounds(lowering_first, seen, deadline, stop, budget, room)
         if again and time.perf_counter() < deadline:
             self._seed()

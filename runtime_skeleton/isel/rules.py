@@ -134,7 +134,7 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
         return fitting[t]
 
     for _ in range(iterations):
-        before = (sum(len(v) for _, v in view.items()), len(list(view)))
+        before = (view.node_count(), len(list(view)))
         budget = dict.fromkeys((r.name for r in rules), max_matches)
         out_of_time = False
         resume = eg.resume
@@ -174,7 +174,7 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
                 break
         view = eg.flush()
         stats.iterations += 1
-        stats.nodes, stats.classes = sum(len(v) for _, v in view.items()), len(list(view))
+        stats.nodes, stats.classes = view.node_count(), len(list(view))
         if (stats.nodes, stats.classes) == before and not out_of_time and all(b > 0 for b in budget.values()):
             stats.saturated = True
             break

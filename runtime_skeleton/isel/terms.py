@@ -108,6 +108,10 @@ class View:
     def items(self):  # noqa: ANN201
         return self._classes.items()
 
+    def node_count(self) -> int:
+        """E-nodes in all classes."""
+        return sum(len(ns) for ns in self._classes.values())
+
     def dot_operands(self) -> frozenset[ClassId]:
         """Classes some dot node takes as an operand."""
         if self._dot_operands is None:
