@@ -44,10 +44,15 @@ def check_argument(value: object, t: Type, what: str) -> Value:
             raise EvalError(f"{what}: expected a tuple {t}")
         return tuple(check_argument(v, e, f"{what} element {i}") for i, (v, e) in enumerate(zip(value, t.elements)))
     arr = np.asarray(value)
-    if arr.shape != t.shape:
-        raise EvalError(f"{what}: expected {t.dtype}[{','.join(map(str, t.shape))}], "
-                        f"got an array of shape ({','.join(map(str, arr.shape))})")
+    check_shape(arr.shape, t, what)
     return to_dtype(arr, t.dtype, what)
+
+
+def check_shape(shape: tuple[int, ...], t: TensorType, what: str) -> None:
+    """An array of ``shape`` can be a value of type ``t`` (checked before reading one, too)."""
+    if tuple(shape) != t.shape:
+        raise EvalError(f"{what}: expected {t.dtype}[{','.join(map(str, t.shape))}], "
+                        f"got an array of shape ({','.join(map(str, shape))})")
 
 
 def to_dtype(arr: np.ndarray, dt: DType, what: str) -> np.ndarray:

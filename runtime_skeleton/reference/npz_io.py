@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import EvalError
 from ..ir.types import TensorType, Type
-from .interpreter import check_argument
+from .interpreter import check_argument, check_shape
 
 _ARG = re.compile(r"arg(\d+)$")
 
@@ -30,7 +30,7 @@ def load_inputs(path: str, param_types: Sequence[Type], names: Sequence[str] | N
     named ``argK`` (e.g. outputs saved beside the inputs) are ignored, so an output
     file of ``--random`` is a valid input file."""
     types = _tensor_types(param_types)
-    given = names
+    by_program = names is not None  # a program's .input names, not a kernel's argK
     names = list(names) if names is not None else [f"arg{i}" for i in range(len(types))]
     if not zipfile.is_zipfile(path):  # a .npy, or anything else numpy would read or pickle
         open(path, "rb").close()  # a missing file or a directory is said as such
@@ -39,7 +39,7 @@ def load_inputs(path: str, param_types: Sequence[Type], names: Sequence[str] | N
     try:
         shapes = _shapes(path)
         extra = sorted(k for k in shapes if _ARG.match(k) and k not in names)
-        if extra and given is not None:  # the program's declarations are what is short
+        if extra and by_program:  # the program's declarations are what is short
             raise EvalError(f"{path}: has input '{extra[0]}', which the program declares no '.input' for "
                             f"(its inputs: {', '.join(names) or 'none'})")
         if extra:
@@ -47,12 +47,10 @@ def load_inputs(path: str, param_types: Sequence[Type], names: Sequence[str] | N
         inputs = []
         with np.load(path, allow_pickle=False) as npz:
             for i, (t, name) in enumerate(zip(types, names)):
-                want = f"{t.dtype}[{','.join(map(str, t.shape))}]"
                 if name not in shapes:
-                    raise EvalError(f"{path}: missing input '{name}' for parameter {i} ({want})")
-                if shapes[name] != t.shape:  # before reading it: a header may claim 10^11 elements
-                    raise EvalError(f"{path}: input '{name}': expected {want}, got an array of shape "
-                                    f"({','.join(map(str, shapes[name]))})")
+                    raise EvalError(f"{path}: missing input '{name}' for parameter {i} "
+                                    f"({t.dtype}[{','.join(map(str, t.shape))}])")
+                check_shape(shapes[name], t, f"{path}: input '{name}'")  # before reading: a header may claim 10^11
                 inputs.append(check_argument(npz[name], t, f"{path}: input '{name}'"))
     except (zipfile.BadZipFile, ValueError, EOFError, OSError) as err:
         if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
