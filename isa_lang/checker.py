@@ -145,7 +145,8 @@ def _prove_positive_latency(ins: Instruction, base: list, zv: dict[str, z3.Arith
         m = s.model()
         at = ", ".join(f"{v}={m.eval(zv[v], model_completion=True)}" for v in sorted(ins.latency.free_vars()))
         raise IsaError(f"the latency of '{ins.name}' must be at least 1 cycle; it is "
-                       f"{m.eval(lat, model_completion=True)}" + (f" at {at}" if at else ""), ins.latency.loc or ins.loc)
+                       f"{m.eval(lat, model_completion=True)}" + (f" at {at}" if at else ""),
+                       ins.latency.loc or ins.loc)
 
 
 def _expect(e: E.Expr, want: str, message: str, ins: Instruction, loc: SourceLoc | None = None) -> None:

@@ -274,9 +274,7 @@ class _Builder:
         size = int(size_node.children[0], 0) * _UNITS[str(size_node.children[1]) if size_node.children[1] else None]
         if size <= 0:
             raise self.error(size_node, "hbm size must be positive")
-        if size > MAX_BUFFER_BYTES:
-            raise self.error(size_node, f"hbm of {shown_count(size)} bytes; a buffer holds at most {MAX_BUFFER_BYTES >> 30} GiB "
-                                        f"(the simulator keeps every byte)")
+        self.check_size(size_node, "hbm", size)
         self.hbm = Buffer(name, lookup_dtype("u8"), (size,), (), is_hbm=True, loc=self.loc(t))
 
     def _buffer(self, t: Tree, _inc: tuple[str, ...]) -> None:
@@ -291,15 +289,14 @@ class _Builder:
                 raise self.error(node, f"buffer dimension must be positive, got {v}")
         dt = lookup_dtype(str(dt_tok))
         size = math.prod(unit + acc) * dt.nbytes
-        if size > MAX_BUFFER_BYTES:
-            raise self.error(t, f"buffer '{name}' of {shown_count(size)} bytes; a buffer holds at most {MAX_BUFFER_BYTES >> 30} GiB "
-                                f"(the simulator keeps every byte)")
+        self.check_size(t, f"buffer '{name}'", size)
         self.buffers[name] = Buffer(name, dt, acc, unit, loc=self.loc(t))
 
     def _clock(self, t: Tree, _inc: tuple[str, ...]) -> None:
         if self.clock_hz is not None:
             raise self.error(t, f"the clock is declared twice (first at {self.clock_loc})")
-        self.clock_hz, self.clock_loc = self.positive(t.children[0], "the clock") * _FREQ[str(t.children[1])], self.loc(t)
+        self.clock_hz = self.positive(t.children[0], "the clock") * _FREQ[str(t.children[1])]
+        self.clock_loc = self.loc(t)
 
     def _peak(self, t: Tree, _inc: tuple[str, ...]) -> None:
         eng, dt, num = t.children
@@ -316,6 +313,11 @@ class _Builder:
         if first is not None:
             raise self.error(t, f"a second bandwidth from {bw.src} to {bw.dst} (first at {first})")
         self.bandwidths.append((bw, self.loc(t)))
+
+    def check_size(self, node: Tree, what: str, size: int) -> None:
+        if size > MAX_BUFFER_BYTES:
+            raise self.error(node, f"{what} of {shown_count(size)} bytes; a buffer holds at most "
+                                   f"{MAX_BUFFER_BYTES >> 30} GiB (the simulator keeps every byte)")
 
     def positive(self, tok: Token, what: str) -> float:
         """A fact's number: finite and above zero (a zero clock or bandwidth divides by zero later)."""
