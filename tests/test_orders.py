@@ -136,3 +136,30 @@ def test_a_sum_of_two_column_tiles_compiles_on_gemmini():
     t = target("gemmini")
     res = compile_hlo(t, COLUMN_TILES_ADD, CompileOptions(timeout=60, tiling=False, deterministic=True))
     assert verify(t, res) == []
+
+
+def test_the_enumeration_ends_after_a_run_of_orders_it_already_knows(monkeypatch):
+    """Six independent loads have 720 orders; when every one is pruned (their common
+    interference graph failed), the enumeration gives up after
+    ``known_run`` of them in a row instead of computing φ for all 720 (a pii graph that
+    allocated in no order spent a second there)."""
+    import runtime_skeleton.alloc.order as order_mod
+
+    w = TensorType(dtype("s8"), (16, 16))
+    nodes = [PiiNode("input", "input", "d0", w, {"index": 0}, (), 0)]
+    nodes += [PiiNode("pii", "mvin", "sp", w, {}, (0,), k) for k in range(1, 7)]
+    nodes.append(PiiNode("pii", "concat^H", "sp", TensorType(dtype("s8"), (96, 16)), {"dimensions": (0,)},
+                         tuple(range(1, 7)), 7))
+    g = PiiGraph(nodes, [7])
+    t = target("gemmini")
+    assert len(list(topological_orders(g, t, [], known_run=10_000))) == 1  # all 720 share one φ
+    phi = order_mod.interference(g, order_mod.live_ranges(g, heuristic_order(g, t)))
+    assert len(phi) > order_mod.SMALL_FAILURE  # not checked on prefixes: each order gets its φ
+    computed = []
+    real = order_mod.interference
+    monkeypatch.setattr(order_mod, "interference", lambda *a: computed.append(1) or real(*a))
+    assert list(topological_orders(g, t, [phi], known_run=20)) == []
+    assert len(computed) == 20
+    computed.clear()
+    assert list(topological_orders(g, t, [phi], known_run=10_000)) == []
+    assert len(computed) == 720

@@ -34,6 +34,10 @@ def _bytes(g: PiiGraph, v: int) -> int:
 
 
 SMALL_FAILURE = 3  # failed interference graphs of at most this many pairs are checked on every prefix
+KNOWN_RUN = 256  # orders in a row whose interference graph is known (tried, or holding a failed one) after
+# which the enumeration ends: orders that differ in their last instructions mostly share one, and a pii
+# graph that allocates in no order enumerated its 10k orders for a second (gemmini_ab_plus_c_plus_d's
+# ws overflow: 8k orders, 2 of them new)
 
 
 def _need(xs: list[int], esun: Callable[[int], int], mem: Callable[[int], int]) -> int:
@@ -85,14 +89,15 @@ def heuristic_order(g: PiiGraph, target: TargetDef) -> list[int]:
 
 def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
                        limit: int = 10_000, deadline: float | None = None,
-                       doomed: set[tuple[int, ...]] | None = None) -> Iterator[list[int]]:
+                       doomed: set[tuple[int, ...]] | None = None, known_run: int = KNOWN_RUN) -> Iterator[list[int]]:
     """Every topological order (heuristic first), pruned by the interference graphs
     in ``failed`` (which the caller extends as orders fail) and by the prefixes in
     ``doomed`` (likewise: orders beginning so fail, e.g. a buffer overflows at a step of
     the prefix; the enumeration backtracks past them at once instead of trying every
-    ending of the prefix, which took seconds of interference graphs), until ``limit`` orders or
-    ``deadline`` (time.perf_counter()): when every order is pruned, none is yielded, and
-    the caller cannot stop the search itself (a fuzz kernel spent 6 s past its limit here)."""
+    ending of the prefix, which took seconds of interference graphs), until ``limit`` orders,
+    ``known_run`` pruned orders in a row, or ``deadline`` (time.perf_counter()): when every
+    order is pruned, none is yielded, and the caller cannot stop the search itself (a fuzz
+    kernel spent 6 s past its limit here)."""
     first = heuristic_order(g, target)
     rank = {v: i for i, v in enumerate(first)}
     deps = {y: {p for p in producers(g, y) if g.nodes[p].is_instruction} for y in first}
@@ -144,11 +149,15 @@ def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
             if doomed and lost(order):
                 return  # every ending of this prefix fails alike
 
+    run = 0  # pruned orders since the last one yielded
     for order in extend([], set()):
         count += 1
-        if count > limit or (count > 1 and deadline is not None and time.perf_counter() > deadline):
+        if count > limit or run >= known_run or (count > 1 and deadline is not None and time.perf_counter() > deadline):
             return
-        if not pruned(order):
+        if pruned(order):
+            run += 1
+        else:
+            run = 0
             yield order
 
 
