@@ -15,7 +15,7 @@ from functools import cache
 import lark
 from lark import Token, Tree
 
-from runtime_skeleton.errors import SourceLoc, read_source, shown_count
+from runtime_skeleton.errors import MAX_BUFFER_BYTES, SourceLoc, read_source, shown_count
 from runtime_skeleton.ir.dtypes import dtype as lookup_dtype
 
 from . import expr as E
@@ -59,7 +59,21 @@ def _describe_terminal(name: str) -> str:
     return f"'{pattern.value}'" if pattern.type == "str" else name.lower()
 
 
-def _syntax_error(err: lark.exceptions.LarkError, filename: str) -> IsaError:
+MAX_BRACES = 6  # levels of '{' nesting inside a semantics block (isa.lark's HLO_BLOCK; docs/limits.md)
+
+
+def _brace_depth(text: str, start: int) -> int | None:
+    """How deep the braces opened at ``text[start]`` nest, or None when they never close."""
+    depth = deepest = 0
+    for ch in text[start:]:
+        depth += (ch == "{") - (ch == "}")
+        deepest = max(deepest, depth)
+        if depth == 0:
+            return deepest
+    return None
+
+
+def _syntax_error(err: lark.exceptions.LarkError, filename: str, text: str = "") -> IsaError:
     if isinstance(err, lark.UnexpectedToken):
         tok = err.token
         if tok.type == "$END":
@@ -69,8 +83,12 @@ def _syntax_error(err: lark.exceptions.LarkError, filename: str) -> IsaError:
         return IsaError(f"unexpected '{tok}'{hint}", SourceLoc(filename, tok.line, tok.column))
     if isinstance(err, lark.UnexpectedCharacters):
         ch = err.char
-        msg = "unbalanced '{' in semantics block" if ch == "{" else \
-            f"unexpected character {ch!r}" if not ch.isprintable() else f"unexpected character '{ch}'"
+        depth = _brace_depth(text, err.pos_in_stream) if ch == "{" else None
+        msg = (f"braces nest {depth} levels deep in this semantics block; at most {MAX_BRACES}, the block's own "
+               "included"
+               if depth is not None and depth > MAX_BRACES else
+               "unbalanced '{' in semantics block" if ch == "{" else
+               f"unexpected character {ch!r}" if not ch.isprintable() else f"unexpected character '{ch}'")
         return IsaError(msg, SourceLoc(filename, err.line, err.column))
     if isinstance(err, lark.UnexpectedEOF):
         return IsaError("unexpected end of file", SourceLoc(filename, 1, 1))
@@ -81,7 +99,6 @@ MAX_DEPTH = 200  # levels of nesting in a description's expressions (docs/limits
 _CHAINS = frozenset({"or_expr", "and_expr", "comparison", "sum", "product"})  # isa.lark's operator chains
 _OPERATORS = frozenset({"ADDOP", "MULOP", "COMPOP"})
 _EXPRESSIONS = _CHAINS | {"not_", "power", "neg", "call"}
-MAX_BUFFER_BYTES = 1 << 32  # the largest buffer, HBM included (docs/limits.md)
 MAX_BITS = 256  # an integer a description computes with '**' has at most this many bits
 
 
@@ -103,7 +120,7 @@ class _Builder:
         try:
             tree = _lark().parse(text)
         except lark.exceptions.LarkError as err:
-            raise _syntax_error(err, filename) from None
+            raise _syntax_error(err, filename, text) from None
         saved, self.filename = self.filename, filename
         self._check_depth(tree)
         for item in tree.children:

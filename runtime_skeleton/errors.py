@@ -45,6 +45,7 @@ def shown_count(n: int) -> str:
 
 
 MAX_SOURCE_BYTES = 64 << 20  # the largest .isa, HLO or program file read (docs/limits.md)
+MAX_BUFFER_BYTES = 1 << 32  # the largest buffer a description declares, HBM included (docs/limits.md)
 
 
 def read_source(path: str | Path, error: type[ActgenError] = ActgenError, label: str | None = None) -> str:

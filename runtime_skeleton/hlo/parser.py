@@ -219,6 +219,8 @@ class _Parser:
         value = _int_value(t.text) if t.kind == NUMBER else None
         if value is None:
             raise self.error(f"expected an integer {what}, found {t.describe()}", first if neg else t)
+        if value >= 2**63:  # XLA's integer attributes are int64
+            raise self.error(f"integer {what} does not fit in int64", first if neg else t)
         self.next()
         return -value if neg else value
 

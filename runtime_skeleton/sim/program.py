@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ActgenError, SourceLoc, shown_count
+from ..errors import MAX_BUFFER_BYTES, ActgenError, SourceLoc, shown_count
 from ..ir.types import TensorType
 
 
@@ -241,6 +241,7 @@ def _directive(prog: Program, head: str, toks, at, base: pathlib.Path) -> None:
             raise ProgramError(f"'{name}' is declared twice (each .input and .output needs a name of its own)",
                                at(ncol))
         decl = TensorDecl(name, _tensor_type(ty, at(tcol)), _offset(off, at(ocol)), at(toks[0][1]))
+        _check_size(decl, at(tcol))
         if head == ".input":
             _apart_from_inputs(prog, decl, at(ocol))
         (prog.inputs if head == ".input" else prog.outputs).append(decl)
@@ -252,6 +253,16 @@ def _directive(prog: Program, head: str, toks, at, base: pathlib.Path) -> None:
     else:
         raise ProgramError(f"unknown directive '{head}' (expected .target, .input, .output or .const)",
                            at(toks[0][1]))
+
+
+def _check_size(decl: TensorDecl, loc: SourceLoc) -> None:
+    """No HBM holds more than MAX_BUFFER_BYTES (the description's limit): a larger tensor is
+    refused as such, not as an overlap with the next declaration."""
+    from ..layout import byte_size
+
+    if byte_size(decl.type) > MAX_BUFFER_BYTES:
+        raise ProgramError(f"'{decl.name}' ({decl.type}) takes {byte_size(decl.type):.3g} bytes, more than any "
+                           f"target's HBM holds ({MAX_BUFFER_BYTES >> 30} GiB at most)", loc)
 
 
 def _apart_from_inputs(prog: Program, decl: TensorDecl, loc: SourceLoc) -> None:
