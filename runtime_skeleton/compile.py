@@ -1,235 +1,24 @@
-"""The whole compiler (Act §4.2.3, §8 and Fig. 14).
+"""The compiler's entry point: ``compile_hlo`` and ``compile_module``.
 
-``candidates`` is Act's enumeration: phase 1 yields pii graphs, phase 2 orders
-and allocates each (falling back to the next pii graph when no order can be
-allocated), and the emitter turns each success into a program. ``compile_module``
-keeps the cheapest candidate under a cost model and stops when no candidate has
-improved for ``patience`` times the time it took to find the best one, or at the
-global timeout. Deterministic mode measures that "time" as work that does not
-depend on the machine instead of seconds: e-graph nodes (phase 1's work) plus
-``GRAPH_WORK`` for each pii graph tried (phase 2's; once the e-graph stops growing,
-the node count alone never exhausts the patience). So the same input gives the same
-program on every run (as long as the global timeout is not reached).
+A kernel is checked for what the target can never compute (``isel.obstacles``), then
+compiled by the strategies of ``superopt.driver``: straight-line (``direct``), in loops
+over tiles, block by block, stage by stage, one output at a time. The types of a
+compilation (options, results, errors) live in ``direct`` and are named here too.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import math
 import pathlib
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
-from .alloc.allocate import Allocation, AllocationFailed, SolveOptions, phase2
-from .alloc.remat import rematerialized
-from .alloc.views import simplified
-from .emit import emit_program, program_json
-from .errors import ActgenError
+from .direct import CompileError, CompileOptions, CompileResult, compile_direct
 from .hlo import parse_file, parse_module
-from .ir.graph import Module
 from .ir.empty import drop_empty, empty_value
+from .ir.graph import Module
 from .ir.inline import inline_calls
-from .isel.extract import PiiGraph
 from .isel.obstacles import float_obstacles, obstacles, refusal
-from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph, Room, reads_float_bits
-from .layout import byte_size
-from .sim.cost import cycles
-from .sim.program import Program, print_program
-from .superopt.reduction import Split
-from .superopt.strip import Tiling
+from .isel.phase1 import reads_float_bits
 from .target import TargetDef
-
-CostModel = Callable[[TargetDef, Program], float]
-GRAPH_WORK = 256  # deterministic patience: one pii graph tried counts as this many e-nodes of work
-
-
-class CompileError(ActgenError):
-    """The target cannot run the kernel (within the limits); the message says why."""
-
-
-@dataclass
-class CompileOptions:
-    timeout: float = 60.0  # seconds for the whole compilation
-    deterministic: bool = False  # one CP-SAT worker, fixed seed; patience counted in candidates
-    patience: float = 2.0  # n of Fig. 14
-    phase1: Limits = field(default_factory=lambda: Limits(timeout=math.inf))  # phase 1 may use all of timeout
-    solve: SolveOptions = field(default_factory=SolveOptions)
-    cost: CostModel = cycles
-    tiling: bool = True  # when the kernel does not compile as straight-line code, strip-mine it into loops
-    # of the time left, what the straight-line attempt may use before tiling is tried: half, since a
-    # kernel that fits on chip is best as Act's straight-line program (AMX K1's phase 1 takes 16 s of
-    # the default 60; a quarter gave a loop nest) and tiling needs far less than the rest
-    direct_share: float = 0.5
-    jobs: int = 1  # processes evaluating the tiled search's options of the whole kernel (not with deterministic)
-    tiles_first: bool | None = None  # phase 1's Limits.tiles_first (None: its default), for every kernel
-    # the compile runs phase 1 on
-
-    def __post_init__(self) -> None:
-        if self.tiles_first is not None:
-            self.phase1 = dataclasses.replace(self.phase1, tiles_first=self.tiles_first)
-
-
-@dataclass
-class CompileStats:
-    pii_graphs: int = 0
-    candidates: int = 0
-    best_index: int = 0  # 1-based candidate number of the chosen program
-    phase1_seconds: float = 0.0
-    phase2_seconds: float = 0.0
-    emit_seconds: float = 0.0
-    # the phases by step (Act Fig. 21): phase 1 = saturation + extraction, phase 2 = ordering + allocation
-    saturation_seconds: float = 0.0
-    extraction_seconds: float = 0.0
-    ordering_seconds: float = 0.0
-    allocation_seconds: float = 0.0  # constraint generation and CP-SAT
-    seconds: float = 0.0
-    orders_tried: int = 0
-    failures: list[str] = field(default_factory=list)  # why pii graphs did not allocate
-
-
-@dataclass
-class Candidate:
-    pii_graph: PiiGraph
-    allocation: Allocation
-    program: Program
-    work: int  # when it was found: e-graph nodes + GRAPH_WORK per pii graph tried
-
-
-@dataclass
-class CompileResult:
-    program: Program
-    cost: float
-    pii_graph: PiiGraph
-    allocation: Allocation
-    stats: CompileStats
-    module: Module
-    tiling: Tiling | None = None  # the loop nest, when the program is a tile program in loops
-    split: Split | None = None  # the reduction loop inside it, when the contraction is cut
-    # a kernel compiled as several programs in sequence (superopt.sequence): each part's
-    # compilation, in program order (pii_graph and allocation are then the first part's)
-    parts: tuple[CompileResult, ...] = ()
-    part_kind: str = ""  # what a part is: "output" or "stage"
-
-    def describe_loops(self) -> str:
-        """The loop structure, for people ('' for straight-line code)."""
-        if self.parts:
-            return "; ".join(f"{self.part_kind} {k}: {p.describe_loops() or 'straight-line'}"
-                             for k, p in enumerate(self.parts))
-        if self.tiling is None:
-            return ""
-        if self.split is None:
-            return self.tiling.describe()
-        return f"{self.tiling.describe()}, each a reduction loop {self.split.describe()}"
-
-    @property
-    def text(self) -> str:
-        return print_program(self.program)
-
-    def json(self) -> dict:
-        return {**program_json(self.program), "cost": self.cost,
-                "stats": {k: v for k, v in dataclasses.asdict(self.stats).items()}}
-
-
-def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: CompileStats,
-               deadline: float, stop: Callable[[int], bool] | None = None,
-               room: Callable[[], Room] | None = None) -> Iterator[Candidate]:
-    """Act's act_enum (Fig. 14b): every program phase 1 and 2 can produce, in order."""
-    t0 = time.perf_counter()
-    limits = dataclasses.replace(opts.phase1, timeout=max(0.0, min(opts.phase1.timeout, deadline - t0)))
-    try:
-        sel = InstructionSelector(target, module, limits)
-    except ActgenError as err:  # the kernel uses something phase 1 cannot represent
-        raise CompileError(err.message, err.loc) from None
-    graphs = sel.pii_graphs(None if stop is None else lambda k: stop(_work(sel, stats)),
-                            None if room is None else lambda: room(stats))
-    times: dict[str, float] = {}
-    try:
-        yield from _candidates(target, opts, stats, deadline, sel, graphs, times, stop)
-    finally:
-        stats.saturation_seconds, stats.extraction_seconds = sel.stats.saturation.seconds, sel.stats.extraction_seconds
-        stats.ordering_seconds, stats.allocation_seconds = times.get("ordering", 0.0), times.get("allocation", 0.0)
-    if stats.pii_graphs == 0:
-        raise CompileError(sel.explain())
-
-
-def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, deadline: float,
-                sel: InstructionSelector, graphs: Iterator[PiiGraph], times: dict[str, float],
-                stop: Callable[[int], bool] | None) -> Iterator[Candidate]:
-    while True:
-        t = time.perf_counter()
-        g = next(graphs, None)
-        stats.phase1_seconds += time.perf_counter() - t
-        if g is None:
-            break
-        stats.pii_graphs += 1
-        t = time.perf_counter()
-        try:
-            left = max(0.1, deadline - t)
-            solve = dataclasses.replace(opts.solve, deterministic=opts.deterministic,
-                                        timeout=min(opts.solve.timeout, left), budget=min(opts.solve.budget, left))
-            g, alloc = _allocated(target, simplified(g), solve, times)
-        except AllocationFailed as err:
-            stats.failures.append(f"pii graph {stats.pii_graphs} ({g.num_instructions} instructions): {err.message}")
-            # patience also runs out on pii graphs that do not allocate
-            if time.perf_counter() > deadline or (stop is not None and stop(_work(sel, stats))):
-                break
-            continue
-        finally:
-            stats.phase2_seconds += time.perf_counter() - t
-        stats.orders_tried += alloc.orders_tried
-        t = time.perf_counter()
-        prog = place_unread_inputs(target, emit_program(target.name, g, alloc, sel.input_types, sel.output_types))
-        stats.emit_seconds += time.perf_counter() - t
-        yield Candidate(g, alloc, prog, _work(sel, stats))
-        if time.perf_counter() > deadline:
-            break
-
-
-def _allocated(target: TargetDef, g: PiiGraph, solve: SolveOptions,
-               times: dict[str, float]) -> tuple[PiiGraph, Allocation]:
-    """Phase 2 of ``g``; when a buffer overflows in every order, phase 2 of ``g`` with that
-    buffer's values recomputed for each user (``alloc.remat``), the graph it allocated with it.
-    Where some buffer's values can be recomputed, ``g`` first gets an eighth of its orders:
-    searching all of them for one where a shared value fits took seconds (each order checked
-    against the interference graphs of those that failed), and then the copies are tried;
-    ``g``'s other orders come last."""
-    again = {b: h for b in target.buffers if (h := rematerialized(target, g, b)) is not None}
-    if not again:
-        return g, phase2(target, g, solve, times)
-    try:
-        return g, phase2(target, g, dataclasses.replace(solve, max_orders=max(1, solve.max_orders // 8)), times)
-    except AllocationFailed as err:
-        for buf in dict.fromkeys(b for family, b in err.core if family == "CSP4" and b in again):
-            try:
-                return again[buf], phase2(target, again[buf], solve, times)
-            except AllocationFailed:
-                pass
-    return g, phase2(target, g, solve, times)
-
-
-def _work(sel: InstructionSelector, stats: CompileStats) -> int:
-    return sel.stats.saturation.nodes + GRAPH_WORK * stats.pii_graphs
-
-
-def place_unread_inputs(target: TargetDef, prog: Program) -> Program:
-    """Inputs the program never reads (the allocator gave them no region) placed above
-    everything it touches in HBM, so that every kernel parameter has its .input."""
-    from .superopt.addressing import hbm_end
-
-    if all(d.offset >= 0 for d in prog.inputs):
-        return prog
-    at = _aligned(hbm_end(target, prog))
-    inputs = []
-    for d in prog.inputs:
-        if d.offset < 0:
-            d, at = dataclasses.replace(d, offset=at), _aligned(at + byte_size(d.type))
-        inputs.append(d)
-    return dataclasses.replace(prog, inputs=inputs)
-
-
-def _aligned(n: int, to: int = 64) -> int:
-    return -(-n // to) * to
 
 
 def compile_module(target: TargetDef, module: Module, opts: CompileOptions | None = None) -> CompileResult:
@@ -238,7 +27,8 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
     A kernel that does not compile as straight-line code within its share of the
     time is strip-mined into loops over tiles (superopt.tiled) when it can be, a
     kernel with several outputs is compiled one output at a time (superopt.outputs),
-    and one whose contractions feed contractions stage by stage (superopt.stages)."""
+    and one whose contractions feed contractions stage by stage (superopt.stages): the
+    order and the shares of time are superopt.driver's."""
     opts = opts or CompileOptions()
     deadline = time.perf_counter() + opts.timeout
     inlined = drop_empty(inline_calls(module))
@@ -253,55 +43,9 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
         opts = dataclasses.replace(opts, phase1=dataclasses.replace(opts.phase1, exact_only=True))
     if not opts.tiling:
         return dataclasses.replace(compile_direct(target, inlined, opts, deadline), module=module)
-    from .superopt.outputs import compile_outputs, several_outputs
-    from .superopt.stages import compile_staged
+    from .superopt.driver import compile_kernel
 
-    if several_outputs(inlined):
-        res = compile_outputs(target, inlined, opts, deadline)
-    else:
-        res = compile_staged(target, inlined, opts, deadline)
-    return dataclasses.replace(res, module=module)  # checked against the kernel as written
-
-
-def compile_direct(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
-    """Act's compiler on the whole kernel: one straight-line program."""
-    stats = CompileStats()
-    t0 = time.perf_counter()
-    best: tuple[float, Candidate] | None = None
-    when_best = 0.0
-
-    def clock(work: int) -> float:  # work (see _work) in deterministic mode, seconds otherwise
-        return float(work) if opts.deterministic else time.perf_counter() - t0
-
-    def stop(work: int) -> bool:  # asked by phase 1 before each round
-        return best is not None and clock(work) > opts.patience * when_best
-
-    def room(stats: CompileStats) -> Room:  # asked before each saturation step: the rest of the patience
-        if best is None:
-            return None, None
-        if opts.deterministic:  # work = e-nodes + GRAPH_WORK per pii graph
-            return int(opts.patience * when_best) - GRAPH_WORK * stats.pii_graphs, None
-        return None, t0 + opts.patience * when_best
-
-    try:
-        # closing: the per-step times are recorded when the enumeration stops, also early
-        with contextlib.closing(candidates(target, module, opts, stats, deadline, stop, room)) as cands:
-            for i, cand in enumerate(cands, start=1):
-                stats.candidates = i
-                cost = opts.cost(target, cand.program)
-                if best is None or cost < best[0]:
-                    best, when_best, stats.best_index = (cost, cand), clock(cand.work), i
-                elif clock(cand.work) > opts.patience * when_best:
-                    break
-    except NoPiiGraph as err:
-        raise CompileError(err.message) from None
-    stats.seconds = time.perf_counter() - t0
-    if best is None:
-        reasons = "\n  ".join(stats.failures[-3:])
-        raise CompileError(f"no pii graph of the {stats.pii_graphs} found could be allocated on {target.name}; "
-                           f"the last failures:\n  {reasons}")
-    cost, cand = best
-    return CompileResult(cand.program, cost, cand.pii_graph, cand.allocation, stats, module)
+    return dataclasses.replace(compile_kernel(target, inlined, opts, deadline), module=module)  # checked against the kernel as written
 
 
 def load_kernel(source: str | pathlib.Path) -> Module:

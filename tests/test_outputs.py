@@ -12,7 +12,8 @@ import pytest
 from runtime_skeleton.compile import CompileError, CompileOptions, compile_hlo, compile_module, load_kernel, verify
 from runtime_skeleton.reference import evaluate
 from runtime_skeleton.reference.npz_io import random_inputs
-from runtime_skeleton.superopt.outputs import compile_parts, parts, several_outputs
+from runtime_skeleton.superopt.driver import compile_parts
+from runtime_skeleton.superopt.outputs import parts, several_outputs
 
 from generated.amx import TARGET as AMX
 from generated.gemmini import TARGET as GEMMINI
@@ -66,10 +67,10 @@ def test_outputs_compile_one_at_a_time():
 def test_an_output_that_fails_in_its_share_is_tried_again_with_the_time_left(monkeypatch):
     """Output 0 fails in its half of the time (as an output needing more than its share
     does); output 1 compiles quickly, and output 0 gets the rest and compiles."""
-    from runtime_skeleton.superopt import outputs, stages
+    from runtime_skeleton.superopt import driver
 
     calls: list[tuple[int, float]] = []
-    real = stages.compile_staged
+    real = driver.compile_staged
 
     def flaky(target, module, opts, deadline):
         k = 0 if any(i.opcode == "dot" for i in module.entry_computation.instructions) else 1
@@ -78,15 +79,15 @@ def test_an_output_that_fails_in_its_share_is_tried_again_with_the_time_left(mon
             raise CompileError("out of time")
         return real(target, module, opts, deadline)
 
-    monkeypatch.setattr(stages, "compile_staged", flaky)
-    res = outputs.compile_parts(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(deterministic=True),
+    monkeypatch.setattr(driver, "compile_staged", flaky)
+    res = driver.compile_parts(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(deterministic=True),
                                 time.perf_counter() + 60)
     assert [k for k, _ in calls] == [0, 1, 0] and calls[2][1] > calls[0][1]
     assert verify(GEMMINI, res) == []
     with pytest.raises(CompileError, match="output 0: out of time"):  # no more time than it had: not again
         calls.clear()
-        monkeypatch.setattr(stages, "compile_staged", lambda *a: (_ for _ in ()).throw(CompileError("out of time")))
-        outputs.compile_parts(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(), time.perf_counter() + 60)
+        monkeypatch.setattr(driver, "compile_staged", lambda *a: (_ for _ in ()).throw(CompileError("out of time")))
+        driver.compile_parts(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(), time.perf_counter() + 60)
 
 
 def test_parts_with_their_tensors_at_the_top_of_hbm_are_sequenced(monkeypatch):
@@ -97,10 +98,10 @@ def test_parts_with_their_tensors_at_the_top_of_hbm_are_sequenced(monkeypatch):
     import dataclasses
 
     from runtime_skeleton.layout import byte_size
-    from runtime_skeleton.superopt import outputs, sequence, stages
+    from runtime_skeleton.superopt import driver, sequence
     from runtime_skeleton.superopt.addressing import page
 
-    real = stages.compile_staged
+    real = driver.compile_staged
 
     def at_the_top(target, module, opts, deadline):
         res = real(target, module, opts, deadline)
@@ -114,8 +115,8 @@ def test_parts_with_their_tensors_at_the_top_of_hbm_are_sequenced(monkeypatch):
                                    instructions=sequence._moved_items(target, prog.instructions, regions, 0, {}))
         return dataclasses.replace(res, program=prog)
 
-    monkeypatch.setattr(stages, "compile_staged", at_the_top)
-    res = outputs.compile_parts(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(deterministic=True),
+    monkeypatch.setattr(driver, "compile_staged", at_the_top)
+    res = driver.compile_parts(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(deterministic=True),
                                 time.perf_counter() + 60)
     assert max(d.offset for d in res.program.inputs + res.program.outputs) < 2**20
     assert verify(GEMMINI, res) == []
@@ -150,7 +151,7 @@ def test_outputs_too_large_for_straight_line_code_get_a_small_e_graph_whole_then
     """Two f32 sums over 16 rows of 16 on AMX: 17 register rows each, 34 together, more
     than phase 1 maps as straight-line code in time, so the whole tuple is tried with an
     eighth of phase 1's e-nodes only, then output by output."""
-    from runtime_skeleton.superopt import outputs
+    from runtime_skeleton.superopt import driver
 
     text = """HloModule two_sums
 red {
@@ -174,8 +175,8 @@ ENTRY main {
         tried.append(opts.phase1.max_nodes)
         raise CompileError("no pii graph within the small e-graph")
 
-    monkeypatch.setattr(outputs, "compile_direct", small_direct)
-    monkeypatch.setattr(outputs, "compile_parts", lambda *args: "parts")
+    monkeypatch.setattr(driver, "compile_direct", small_direct)
+    monkeypatch.setattr(driver, "compile_parts", lambda *args: "parts")
     opts = CompileOptions()
-    assert outputs.compile_outputs(AMX, load_kernel(text), opts, time.perf_counter() + 5) == "parts"
-    assert tried == [opts.phase1.max_nodes // outputs.LARGE_TUPLE_NODES_DIVISOR]
+    assert driver.compile_outputs(AMX, load_kernel(text), opts, time.perf_counter() + 5) == "parts"
+    assert tried == [opts.phase1.max_nodes // driver.LARGE_TUPLE_NODES_DIVISOR]

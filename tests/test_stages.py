@@ -13,8 +13,8 @@ from runtime_skeleton.fuzz.gen import random_kernel
 from runtime_skeleton.reference import evaluate
 from runtime_skeleton.reference.npz_io import random_inputs
 from runtime_skeleton.superopt.sequence import compile_plan
-from runtime_skeleton.superopt.stages import (_compile_stage, piece_numbers, piece_plan, replicated, stage_numbers,
-                                             stage_plan)
+from runtime_skeleton.superopt.driver import compile_stage
+from runtime_skeleton.superopt.stages import piece_numbers, piece_plan, replicated, stage_numbers, stage_plan
 
 from generated.gemmini import TARGET as GEMMINI
 
@@ -101,7 +101,7 @@ def test_fuzz_kernels_in_stages_compute_the_kernel(target):
 
 def test_two_layers_compile_in_two_stages():
     module = load_kernel(two_layers(16, 32, 32, 16))
-    res = compile_plan(GEMMINI, module, stage_plan(module), _compile_stage, CompileOptions(deterministic=True),
+    res = compile_plan(GEMMINI, module, stage_plan(module), compile_stage, CompileOptions(deterministic=True),
                        time.perf_counter() + 120)
     assert res.part_kind == "stage" and len(res.parts) == 2
     assert res.describe_loops().startswith("stage 0: ") and "stage 1: " in res.describe_loops()
@@ -153,7 +153,7 @@ def test_pieces_are_trees_ending_at_values_used_twice():
 
 def test_pieces_in_sequence_compute_the_kernel():
     module = load_kernel(REUSE)
-    res = compile_plan(GEMMINI, module, piece_plan(module), _compile_stage, CompileOptions(deterministic=True),
+    res = compile_plan(GEMMINI, module, piece_plan(module), compile_stage, CompileOptions(deterministic=True),
                        time.perf_counter() + 120)
     assert res.part_kind == "piece" and len(res.parts) == 2
     assert verify(GEMMINI, res, seeds=(0, 1)) == []

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 
 from ..target import TargetDef
 from .gen import OPS, _type
+from .jobs import for_workers, is_refusal, map_jobs
 from .profile import Profile, profile, resolve_target
 
 # A probe is one row: a target that computes the operator does so with a small e-graph.
@@ -86,7 +87,6 @@ def probes(prof: Profile, ops: tuple[str, ...] = OPS) -> Iterator[tuple[str, str
 def _compiles(job: tuple) -> bool:
     from ..compile import CompileOptions, compile_hlo
     from ..isel.phase1 import Limits
-    from .run import is_refusal
 
     target, text, timeout = job
     limits = Limits(max_nodes=PROBE_NODES, timeout=timeout)
@@ -104,8 +104,6 @@ def capable(target: TargetDef | str, ops: tuple[str, ...] = OPS, timeout: float 
     compiles within ``timeout``. Results are cached on disk (``cache_file``) per
     target description, compiler source and timeout; ``say`` gets a progress line
     when probes run."""
-    from .run import for_workers, map_jobs
-
     t = resolve_target(target)
     prof = profile(t)
     path = cache_file(t, timeout)

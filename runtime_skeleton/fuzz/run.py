@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from ..errors import ActgenError, EvalError, HloError
 from ..target import TargetDef
 from .gen import chosen_ops, random_fuzz_kernel
-from ..superopt.parallel import package_name
+from .jobs import for_workers, is_refusal, map_jobs
 from .profile import resolve_target
 
 VERIFIED, UNSUPPORTED, FAILED = "verified", "unsupported", "failed"
@@ -147,20 +147,6 @@ def categorize(message: str) -> str:
     if re.search(r"\btime ?out\b|\btimed out\b|time limit|deadline", text, re.I):
         return "timeout"
     return _leading(text)
-
-
-def is_refusal(err: BaseException) -> bool:
-    """A reasoned 'cannot' from the compiler, as opposed to a bug."""
-    from ..alloc.allocate import AllocationFailed
-    from ..compile import CompileError
-    from ..isel.phase1 import NoPiiGraph
-
-    if isinstance(err, (CompileError, NoPiiGraph, AllocationFailed)):
-        return True
-    # the base class is what instruction selection raises for what it does not handle;
-    # a message owning up to a bug, and the specific classes (HLO, interpreter,
-    # simulator, program) are failures
-    return type(err) is ActgenError and "bug" not in err.message
 
 
 def classify(error: BaseException | None = None, problems: list[str] | None = None,
@@ -296,28 +282,6 @@ def _program_and_check(job: tuple) -> tuple[str, Outcome]:
     o = check_kernel(target, rp.hlo, s, timeout, len(rp.kernel.entry_computation.instructions), tiles_first)
     o.random_cycles = time_program(t, rp.program).cycles
     return rp.hlo, o
-
-
-def for_workers(t: TargetDef, jobs: int) -> tuple[TargetDef | str, int]:
-    """The target as jobs carry it, and how many worker processes to use: workers import
-    the generated package by name; a TargetDef built elsewhere is checked here, in one process."""
-    name = package_name(t) if jobs > 1 else None
-    return (name or t), (jobs if name else 1)
-
-
-def map_jobs(fn: Callable, jobs: list[tuple], workers: int) -> Iterator:
-    """``fn`` over ``jobs`` in order: here, or in ``workers`` processes (each compiles one
-    kernel at a time, so per-kernel time limits mean the same as in one process).
-    ``fn`` is a module-level function; in workers a target is passed by package name."""
-    if workers <= 1:
-        yield from map(fn, jobs)
-        return
-    import concurrent.futures
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("spawn")  # no fork of a process that holds egglog and CP-SAT threads
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-        yield from pool.map(fn, jobs)
 
 
 def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | None = None,

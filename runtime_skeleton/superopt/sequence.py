@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..compile import CompileError, CompileOptions, CompileResult, CompileStats
+from ..direct import CompileError, CompileOptions, CompileResult, CompileStats
 from ..errors import ActgenError
 from ..ir.graph import Module
 from ..ir.types import TensorType

@@ -24,24 +24,14 @@ but mvout), and a tree is what phase 1 selects instructions for fastest.
 """
 from __future__ import annotations
 
-import dataclasses
-import time
 from collections.abc import Callable
 
-from ..compile import CompileError, CompileOptions, CompileResult
 from ..ir.graph import Computation, Instruction, Module
 from ..ir.types import TensorType, TupleType
-from ..target import TargetDef
-from .blocks import block_plan
 from .reduction import chained
-from .sequence import Part, Plan, compile_plan
+from .sequence import Part, Plan
 
 CONTRACTIONS = frozenset({"dot", "convolution"})
-PIECE_SHARE = 0.75  # of a piece's time, for its straight-line attempt (before loops)
-# Of the time, what the whole kernel (straight-line, then loops) gets before it is cut into
-# pieces, when it has no stages: loops of row tiles often need most of it (AMX), and a
-# kernel that needs pieces (an accumulator value used twice on Gemmini) compiles in the rest.
-WHOLE_BEFORE_PIECES = 0.75
 
 
 def stage_numbers(comp: Computation, contractions: frozenset[str] = CONTRACTIONS) -> dict[str, int]:
@@ -99,7 +89,7 @@ def piece_numbers(comp: Computation) -> dict[str, int]:
 def replicated(comp: Computation) -> set[str]:
     """Computed values (not parameters) that a broadcast makes larger. Strips of the
     broadcast's result would each compute them again, so such a value ends a piece
-    (``compile_staged`` compares the pieces with such loops)."""
+    (``driver.compile_staged`` compares the pieces with such loops)."""
     return {ins.operands[0] for ins in comp.instructions
             if ins.opcode == "broadcast" and comp[ins.operands[0]].opcode != "parameter"
             and isinstance(ins.type, TensorType) and ins.type.size > comp[ins.operands[0]].type.size}
@@ -206,70 +196,3 @@ def _topological(comp: Computation) -> list[str]:
         stack.append((n, True))
         stack += [(o, False) for o in reversed(comp[n].operands) if o not in seen]
     return order
-
-
-def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
-    """The whole kernel (straight-line or in loops) within ``direct_share`` of the time
-    when it has blocks or stages (``WHOLE_BEFORE_PIECES`` when it has only pieces), else
-    the blocks of its root concatenation (superopt.blocks), else its stages in sequence,
-    else its pieces (each plan tried gets an even share of the time left). The blocks of a
-    root pad come first, with ``direct_share``: its padding rows cut every strip of the
-    whole kernel.
-    When the whole kernel compiles only as loops over strips of a broadcast of a computed
-    value, each iteration computes that value again: its pieces, which compute it once,
-    are then tried in the time left, and the cheaper program is kept."""
-    from .tiled import compile_tiled
-
-    plans = [p for p in (block_plan(module), stage_plan(module), reduce_stage_plan(module), piece_plan(module))
-             if p is not None]
-    if not plans:
-        return compile_tiled(target, module, opts, deadline)
-    t0 = time.perf_counter()
-    why = []
-    if plans[0].kind == "block" and module.entry_computation.root_instruction.opcode == "pad":
-        # a pad's padding rows cut every strip of the whole kernel: its blocks come first
-        try:
-            return _compile_plan(target, module, plans[0], opts, t0 + opts.direct_share * max(0.0, deadline - t0))
-        except CompileError as no:
-            why.append(f"in {plans[0].kind}s: {no.message}")
-            plans = plans[1:]
-    share = WHOLE_BEFORE_PIECES if plans and plans[0].kind == "piece" else opts.direct_share
-    t1 = time.perf_counter()
-    try:
-        whole = compile_tiled(target, module, opts, t1 + share * max(0.0, deadline - t1))
-    except CompileError as err:
-        why.insert(0, err.message)
-        for k, plan in enumerate(plans):
-            now = time.perf_counter()
-            try:
-                return _compile_plan(target, module, plan, opts, now + (deadline - now) / (len(plans) - k))
-            except CompileError as no:
-                why.append(f"in {plan.kind}s: {no.message}")
-        raise CompileError("\n  ".join(why), err.loc) from None
-    comp = module.entry_computation
-    if whole.tiling is None or not plans or plans[-1].kind != "piece" or \
-            not replicated(comp) & piece_numbers(comp).keys():
-        return whole
-    try:
-        pieces = _compile_plan(target, module, plans[-1], opts, deadline)
-    except CompileError:
-        return whole
-    return pieces if pieces.cost < whole.cost else whole
-
-
-def _compile_plan(target: TargetDef, module: Module, plan: Plan, opts: CompileOptions,
-                  deadline: float) -> CompileResult:
-    # pieces are small: straight-line code is the likely program, so it gets most of the time
-    part_opts = dataclasses.replace(opts, direct_share=PIECE_SHARE) if plan.kind == "piece" else opts
-    # a block is a kernel like any other: it may have blocks, stages or pieces itself
-    return compile_plan(target, module, plan, compile_staged if plan.kind == "block" else _compile_stage,
-                        part_opts, deadline)
-
-
-def _compile_stage(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
-    from .outputs import compile_outputs, several_outputs
-    from .tiled import compile_tiled
-
-    if several_outputs(module):
-        return compile_outputs(target, module, opts, deadline)
-    return compile_tiled(target, module, opts, deadline)

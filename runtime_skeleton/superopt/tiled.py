@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 
 from ..errors import ActgenError
-from ..compile import CompileError, CompileOptions, CompileResult, compile_direct
+from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
 from ..ir.graph import Module
 from ..ir.types import TensorType
 from ..layout import byte_size

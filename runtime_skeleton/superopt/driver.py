@@ -1,0 +1,145 @@
+"""The compile driver: which strategy a kernel is compiled by, in what order, with what
+share of the time. Each strategy's module says how it cuts a kernel; this one tries them.
+
+- ``compile_kernel``: a kernel of several outputs goes to ``compile_outputs``, any other
+  to ``compile_staged``.
+- ``compile_outputs``: the whole tuple straight-line (``direct``) within its share, else
+  each output's cone as a kernel of its own (``compile_parts``, each by ``compile_staged``),
+  in sequence.
+- ``compile_staged``: the whole kernel straight-line or in loops (``tiled``), else the
+  blocks of its root (``blocks``), its stages, its reduction stages or its pieces
+  (``stages``), each a plan of parts compiled in sequence (``sequence.compile_plan``).
+
+The strategies' modules import none of each other's compilers: each part of a plan is
+compiled by the function the driver hands to ``compile_plan``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
+from ..ir.graph import Module
+from ..target import TargetDef
+from .blocks import block_plan
+from .outputs import output_plan, parts, several_outputs
+from .sequence import Plan, compile_plan
+from .stages import piece_numbers, piece_plan, reduce_stage_plan, replicated, stage_plan
+from .strip import NotTileable
+from .tiled import MAX_DIRECT_BLOCKS, blocks, compile_tiled
+
+PIECE_SHARE = 0.75  # of a piece's time, for its straight-line attempt (before loops)
+# Of the time, what the whole kernel (straight-line, then loops) gets before it is cut into
+# pieces, when it has no stages: loops of row tiles often need most of it (AMX), and a
+# kernel that needs pieces (an accumulator value used twice on Gemmini) compiles in the rest.
+WHOLE_BEFORE_PIECES = 0.75
+LARGE_TUPLE_NODES_DIVISOR = 8  # a tuple over MAX_DIRECT_BLOCKS gets this share of phase 1's e-nodes whole
+
+
+def compile_kernel(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
+    """A kernel by the strategies above (its calls inlined, its empty values dropped)."""
+    if several_outputs(module):
+        return compile_outputs(target, module, opts, deadline)
+    return compile_staged(target, module, opts, deadline)
+
+
+def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
+    """The whole kernel (straight-line or in loops) within ``direct_share`` of the time
+    when it has blocks or stages (``WHOLE_BEFORE_PIECES`` when it has only pieces), else
+    the blocks of its root concatenation (superopt.blocks), else its stages in sequence,
+    else its pieces (each plan tried gets an even share of the time left). The blocks of a
+    root pad come first, with ``direct_share``: its padding rows cut every strip of the
+    whole kernel.
+    When the whole kernel compiles only as loops over strips of a broadcast of a computed
+    value, each iteration computes that value again: its pieces, which compute it once,
+    are then tried in the time left, and the cheaper program is kept."""
+    plans = [p for p in (block_plan(module), stage_plan(module), reduce_stage_plan(module), piece_plan(module))
+             if p is not None]
+    if not plans:
+        return compile_tiled(target, module, opts, deadline)
+    t0 = time.perf_counter()
+    why = []
+    if plans[0].kind == "block" and module.entry_computation.root_instruction.opcode == "pad":
+        # a pad's padding rows cut every strip of the whole kernel: its blocks come first
+        try:
+            return _compile_plan(target, module, plans[0], opts, t0 + opts.direct_share * max(0.0, deadline - t0))
+        except CompileError as no:
+            why.append(f"in {plans[0].kind}s: {no.message}")
+            plans = plans[1:]
+    share = WHOLE_BEFORE_PIECES if plans and plans[0].kind == "piece" else opts.direct_share
+    t1 = time.perf_counter()
+    try:
+        whole = compile_tiled(target, module, opts, t1 + share * max(0.0, deadline - t1))
+    except CompileError as err:
+        why.insert(0, err.message)
+        for k, plan in enumerate(plans):
+            now = time.perf_counter()
+            try:
+                return _compile_plan(target, module, plan, opts, now + (deadline - now) / (len(plans) - k))
+            except CompileError as no:
+                why.append(f"in {plan.kind}s: {no.message}")
+        raise CompileError("\n  ".join(why), err.loc) from None
+    comp = module.entry_computation
+    if whole.tiling is None or not plans or plans[-1].kind != "piece" or \
+            not replicated(comp) & piece_numbers(comp).keys():
+        return whole
+    try:
+        pieces = _compile_plan(target, module, plans[-1], opts, deadline)
+    except CompileError:
+        return whole
+    return pieces if pieces.cost < whole.cost else whole
+
+
+def _compile_plan(target: TargetDef, module: Module, plan: Plan, opts: CompileOptions,
+                  deadline: float) -> CompileResult:
+    # pieces are small: straight-line code is the likely program, so it gets most of the time
+    part_opts = dataclasses.replace(opts, direct_share=PIECE_SHARE) if plan.kind == "piece" else opts
+    # a block is a kernel like any other: it may have blocks, stages or pieces itself
+    return compile_plan(target, module, plan, compile_staged if plan.kind == "block" else compile_stage,
+                        part_opts, deadline)
+
+
+def compile_stage(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
+    """A stage or a piece: whole, in loops, or one output at a time (it is not cut again)."""
+    if several_outputs(module):
+        return compile_outputs(target, module, opts, deadline)
+    return compile_tiled(target, module, opts, deadline)
+
+
+def compile_outputs(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
+    """The whole kernel as straight-line code within ``direct_share`` of the time divided
+    by its number of outputs, else its outputs one at a time (compile_parts). A tuple of
+    outputs that compiles whole is found early; one that does not would otherwise hold
+    half of the time that its outputs' loop nests need (reductions: 5 outputs). A tuple
+    whose outputs measure more than ``MAX_DIRECT_BLOCKS`` together (``tiled.blocks``) is
+    tried whole in an e-graph of an eighth of phase 1's e-nodes (a bound on work, not on
+    time), then goes to its outputs."""
+    t0 = time.perf_counter()
+    share = opts.direct_share / len(module.result_type.elements)
+    whole = opts
+    try:
+        size = sum(blocks(target, m) for m, _ in parts(module))
+        if size > MAX_DIRECT_BLOCKS:  # as for one output (superopt.tiled): phase 1 would not finish in
+            # time, so the whole kernel only gets a small e-graph (values the outputs share are then
+            # computed once where it suffices; strided loads make small kernels look large here)
+            small = max(1, opts.phase1.max_nodes // LARGE_TUPLE_NODES_DIVISOR)
+            whole = dataclasses.replace(opts, phase1=dataclasses.replace(opts.phase1, max_nodes=small))
+    except NotTileable:
+        pass
+    try:
+        return compile_direct(target, module, whole, t0 + share * max(0.0, deadline - t0))
+    except CompileError as err:
+        try:
+            return compile_parts(target, module, opts, deadline)
+        except CompileError as why:
+            raise CompileError(f"{err.message}\n  one output at a time: {why.message}", err.loc or why.loc) from None
+
+
+def compile_parts(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
+    """Each output compiled as a kernel of its own (the time left shared evenly), the
+    programs in sequence."""
+    try:
+        plan = output_plan(module)
+    except NotTileable as err:
+        raise CompileError(err.message) from None
+    return compile_plan(target, module, plan, compile_staged, opts, deadline)
