@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
-import time
 
+from . import budget
 from .direct import CompileError, CompileOptions, CompileResult, compile_direct
 from .hlo import parse_file, parse_module
 from .ir.empty import drop_empty, empty_value
@@ -30,7 +30,7 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
     and one whose contractions feed contractions stage by stage (superopt.stages): the
     order and the shares of time are superopt.driver's."""
     opts = opts or CompileOptions()
-    deadline = time.perf_counter() + opts.timeout
+    deadline = budget.after(opts.timeout)
     inlined = drop_empty(inline_calls(module))
     empty = empty_value(inlined)
     if empty is not None:
@@ -41,11 +41,15 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
         raise CompileError(refusal(target, found), found[0].loc)
     if reads_float_bits(inlined):  # every piece, stage and tile of it: only bit-exact rules
         opts = dataclasses.replace(opts, phase1=dataclasses.replace(opts.phase1, exact_only=True))
-    if not opts.tiling:
-        return dataclasses.replace(compile_direct(target, inlined, opts, deadline), module=module)
     from .superopt.driver import compile_kernel
 
-    return dataclasses.replace(compile_kernel(target, inlined, opts, deadline), module=module)  # checked against the kernel as written
+    compile_one = compile_kernel if opts.tiling else compile_direct
+    try:
+        with budget.wall_limit(opts.timeout * budget.WALL_FACTOR):
+            res = compile_one(target, inlined, opts, deadline)
+    except budget.OutOfTime as err:
+        raise CompileError(f"no program found within the time limit: {err.message}") from None
+    return dataclasses.replace(res, module=module)  # checked against the kernel as written
 
 
 def load_kernel(source: str | pathlib.Path) -> Module:

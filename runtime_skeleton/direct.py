@@ -5,11 +5,9 @@ and allocates each (falling back to the next pii graph when no order can be
 allocated), and the emitter turns each success into a program. ``compile_direct``
 keeps the cheapest candidate under a cost model and stops when no candidate has
 improved for ``patience`` times the time it took to find the best one, or at the
-global timeout. Deterministic mode measures that "time" as work that does not
-depend on the machine instead of seconds: e-graph nodes (phase 1's work) plus
-``GRAPH_WORK`` for each pii graph tried (phase 2's; once the e-graph stops growing,
-the node count alone never exhausts the patience). So the same input gives the same
-program on every run (as long as the global timeout is not reached).
+global timeout. Every such time is read on the work clock (``budget``), which counts
+work done, not seconds, so the same input gives the same program on every machine and
+under any load (as long as the wall-clock cap is not reached: then an error).
 """
 from __future__ import annotations
 
@@ -20,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from . import budget
 from .alloc.allocate import Allocation, AllocationFailed, SolveOptions, phase2
 from .alloc.remat import rematerialized
 from .alloc.views import simplified
@@ -37,7 +36,6 @@ from .target import TargetDef
 
 
 CostModel = Callable[[TargetDef, Program], float]
-GRAPH_WORK = 256  # deterministic patience: one pii graph tried counts as this many e-nodes of work
 
 
 class CompileError(ActgenError):
@@ -46,8 +44,9 @@ class CompileError(ActgenError):
 
 @dataclass
 class CompileOptions:
-    timeout: float = 60.0  # seconds for the whole compilation
-    deterministic: bool = False  # one CP-SAT worker, fixed seed; patience counted in candidates
+    timeout: float = 60.0  # work-seconds for the whole compilation (runtime_skeleton.budget; the wall
+    # clock stops it at budget.WALL_FACTOR times that)
+    deterministic: bool = False  # every compilation is deterministic but with jobs > 1; this one ignores jobs
     patience: float = 2.0  # n of Fig. 14
     phase1: Limits = field(default_factory=lambda: Limits(timeout=math.inf))  # phase 1 may use all of timeout
     solve: SolveOptions = field(default_factory=SolveOptions)
@@ -57,7 +56,8 @@ class CompileOptions:
     # kernel that fits on chip is best as Act's straight-line program (AMX K1's phase 1 takes 16 s of
     # the default 60; a quarter gave a loop nest) and tiling needs far less than the rest
     direct_share: float = 0.5
-    jobs: int = 1  # processes evaluating the tiled search's options of the whole kernel (not with deterministic)
+    jobs: int = 1  # processes evaluating the tiled search's options of the whole kernel: faster, but which
+    # option wins then depends on the machine (the only choice the work clock does not decide)
     tiles_first: bool | None = None  # phase 1's Limits.tiles_first (None: its default), for every kernel
     # the compile runs phase 1 on
 
@@ -89,7 +89,7 @@ class Candidate:
     pii_graph: PiiGraph
     allocation: Allocation
     program: Program
-    work: int  # when it was found: e-graph nodes + GRAPH_WORK per pii graph tried
+    found_at: float  # budget.now() when it was found
 
 
 @dataclass
@@ -128,17 +128,15 @@ class CompileResult:
 
 
 def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: CompileStats,
-               deadline: float, stop: Callable[[int], bool] | None = None,
+               deadline: float, stop: Callable[[], bool] | None = None,
                room: Callable[[], Room] | None = None) -> Iterator[Candidate]:
     """Act's act_enum (Fig. 14b): every program phase 1 and 2 can produce, in order."""
-    t0 = time.perf_counter()
-    limits = dataclasses.replace(opts.phase1, timeout=max(0.0, min(opts.phase1.timeout, deadline - t0)))
+    limits = dataclasses.replace(opts.phase1, timeout=max(0.0, min(opts.phase1.timeout, deadline - budget.now())))
     try:
         sel = InstructionSelector(target, module, limits)
     except ActgenError as err:  # the kernel uses something phase 1 cannot represent
         raise CompileError(err.message, err.loc) from None
-    graphs = sel.pii_graphs(None if stop is None else lambda k: stop(_work(sel, stats)),
-                            None if room is None else lambda: room(stats))
+    graphs = sel.pii_graphs(None if stop is None else lambda k: stop(), room)
     times: dict[str, float] = {}
     try:
         yield from _candidates(target, opts, stats, deadline, sel, graphs, times, stop)
@@ -151,7 +149,7 @@ def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: C
 
 def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, deadline: float,
                 sel: InstructionSelector, graphs: Iterator[PiiGraph], times: dict[str, float],
-                stop: Callable[[int], bool] | None) -> Iterator[Candidate]:
+                stop: Callable[[], bool] | None) -> Iterator[Candidate]:
     while True:
         t = time.perf_counter()
         g = next(graphs, None)
@@ -161,14 +159,14 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
         stats.pii_graphs += 1
         t = time.perf_counter()
         try:
-            left = max(0.1, deadline - t)
-            solve = dataclasses.replace(opts.solve, deterministic=opts.deterministic,
-                                        timeout=min(opts.solve.timeout, left), budget=min(opts.solve.budget, left))
+            left = max(0.1, deadline - budget.now())
+            solve = dataclasses.replace(opts.solve, timeout=min(opts.solve.timeout, left),
+                                        budget=min(opts.solve.budget, left))
             g, alloc = _allocated(target, simplified(g), solve, times)
         except AllocationFailed as err:
             stats.failures.append(f"pii graph {stats.pii_graphs} ({g.num_instructions} instructions): {err.message}")
             # patience also runs out on pii graphs that do not allocate
-            if time.perf_counter() > deadline or (stop is not None and stop(_work(sel, stats))):
+            if budget.now() > deadline or (stop is not None and stop()):
                 break
             continue
         finally:
@@ -177,8 +175,8 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
         t = time.perf_counter()
         prog = place_unread_inputs(target, emit_program(target.name, g, alloc, sel.input_types, sel.output_types))
         stats.emit_seconds += time.perf_counter() - t
-        yield Candidate(g, alloc, prog, _work(sel, stats))
-        if time.perf_counter() > deadline:
+        yield Candidate(g, alloc, prog, budget.now())
+        if budget.now() > deadline:
             break
 
 
@@ -204,10 +202,6 @@ def _allocated(target: TargetDef, g: PiiGraph, solve: SolveOptions,
     return g, phase2(target, g, solve, times)
 
 
-def _work(sel: InstructionSelector, stats: CompileStats) -> int:
-    return sel.stats.saturation.nodes + GRAPH_WORK * stats.pii_graphs
-
-
 def place_unread_inputs(target: TargetDef, prog: Program) -> Program:
     """Inputs the program never reads (the allocator gave them no region) placed above
     everything it touches in HBM, so that every kernel parameter has its .input."""
@@ -231,22 +225,15 @@ def _aligned(n: int, to: int = 64) -> int:
 def compile_direct(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
     """Act's compiler on the whole kernel: one straight-line program."""
     stats = CompileStats()
-    t0 = time.perf_counter()
+    t0, w0 = time.perf_counter(), budget.now()
     best: tuple[float, Candidate] | None = None
-    when_best = 0.0
+    when_best = 0.0  # work-seconds from the start to the best candidate
 
-    def clock(work: int) -> float:  # work (see _work) in deterministic mode, seconds otherwise
-        return float(work) if opts.deterministic else time.perf_counter() - t0
+    def stop() -> bool:  # asked by phase 1 before each round
+        return best is not None and budget.now() - w0 > opts.patience * when_best
 
-    def stop(work: int) -> bool:  # asked by phase 1 before each round
-        return best is not None and clock(work) > opts.patience * when_best
-
-    def room(stats: CompileStats) -> Room:  # asked before each saturation step: the rest of the patience
-        if best is None:
-            return None, None
-        if opts.deterministic:  # work = e-nodes + GRAPH_WORK per pii graph
-            return int(opts.patience * when_best) - GRAPH_WORK * stats.pii_graphs, None
-        return None, t0 + opts.patience * when_best
+    def room() -> Room:  # asked before each saturation step: the rest of the patience
+        return (None, None) if best is None else (None, w0 + opts.patience * when_best)
 
     try:
         # closing: the per-step times are recorded when the enumeration stops, also early
@@ -255,8 +242,8 @@ def compile_direct(target: TargetDef, module: Module, opts: CompileOptions, dead
                 stats.candidates = i
                 cost = opts.cost(target, cand.program)
                 if best is None or cost < best[0]:
-                    best, when_best, stats.best_index = (cost, cand), clock(cand.work), i
-                elif clock(cand.work) > opts.patience * when_best:
+                    best, when_best, stats.best_index = (cost, cand), cand.found_at - w0, i
+                elif cand.found_at - w0 > opts.patience * when_best:
                     break
     except NoPiiGraph as err:
         raise CompileError(err.message) from None

@@ -6,6 +6,7 @@ import pathlib
 import pytest
 from ortools.sat.python import cp_model
 
+from runtime_skeleton import budget
 from runtime_skeleton.alloc import AllocationFailed, allocate, heuristic_order, phase2, topological_orders
 from runtime_skeleton.alloc.algebra import CpSatAlgebra
 from runtime_skeleton.alloc.liveness import interference, live_ranges
@@ -81,11 +82,10 @@ def test_order_enumeration_stops_at_its_deadline(gemm):
     """Past the deadline no further order is enumerated (the heuristic one still is):
     when every order is pruned, nothing is yielded, so phase 2 could not stop the
     enumeration itself (a fuzz kernel ran 6 s past its limit there)."""
-    import time
 
     _, g = gemm
     t = target("gemmini")
-    past = time.perf_counter() - 1.0
+    past = budget.now() - 1.0
     assert list(topological_orders(g, t, [], deadline=past)) == [heuristic_order(g, t)]
     assert len(list(topological_orders(g, t, []))) == 2
 

@@ -67,7 +67,7 @@ def test_the_verifier_accepts_what_cp_sat_finds(case):
     """The verifier states the CP-SAT model's constraints, no more: its solutions pass."""
     t, _, g = case
     order = heuristic_order(g, t)
-    a = allocate(t, g, order, SolveOptions(deterministic=True, first_fit=False))
+    a = allocate(t, g, order, SolveOptions(first_fit=False))
     assert a.solver == "cp-sat"
     assert violations(t, g, _ranges(g, order), a) == []
 
@@ -115,7 +115,7 @@ def test_a_constraint_first_fit_ignores_is_left_to_cp_sat():
     pinned = dataclasses.replace(t, instructions={**t.instructions, "mvin": Offset})
     order = heuristic_order(g, pinned)
     assert construct(pinned, g, order, _ranges(g, order)) is None
-    a = allocate(pinned, g, order, SolveOptions(deterministic=True))
+    a = allocate(pinned, g, order, SolveOptions())
     assert a.solver == "cp-sat"
     assert all(a.attrs[v]["sp_addr"] % 32 == 16 for v in order if g.nodes[v].op == "mvin")
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import collections
 import pathlib
-import time
 
 import numpy as np
 import pytest
 
+from runtime_skeleton import budget
 from runtime_skeleton.compile import CompileError, CompileOptions, compile_hlo, compile_module, load_kernel, verify
 from runtime_skeleton.reference import evaluate
 from runtime_skeleton.reference.npz_io import random_inputs
@@ -53,7 +53,7 @@ def test_outputs_compile_one_at_a_time():
     """Each output compiled alone (what compile does when the whole kernel has no
     straight-line program in time): the GEMM and the ADD both read the one copy of b."""
     res = compile_parts(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(deterministic=True),
-                        time.perf_counter() + 60)
+                        budget.after(60))
     assert len(res.parts) == 2 and res.describe_loops().startswith("output 0: ")
     prog = res.program
     assert [d.name for d in prog.inputs] == ["arg0", "arg1", "arg2", "arg3"]
@@ -74,20 +74,20 @@ def test_an_output_that_fails_in_its_share_is_tried_again_with_the_time_left(mon
 
     def flaky(target, module, opts, deadline):
         k = 0 if any(i.opcode == "dot" for i in module.entry_computation.instructions) else 1
-        calls.append((k, deadline - time.perf_counter()))
+        calls.append((k, deadline - budget.now()))
         if k == 0 and len(calls) == 1:
             raise CompileError("out of time")
         return real(target, module, opts, deadline)
 
     monkeypatch.setattr(driver, "compile_staged", flaky)
     res = driver.compile_parts(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(deterministic=True),
-                                time.perf_counter() + 60)
+                                budget.after(60))
     assert [k for k, _ in calls] == [0, 1, 0] and calls[2][1] > calls[0][1]
     assert verify(GEMMINI, res) == []
     with pytest.raises(CompileError, match="output 0: out of time"):  # no more time than it had: not again
         calls.clear()
         monkeypatch.setattr(driver, "compile_staged", lambda *a: (_ for _ in ()).throw(CompileError("out of time")))
-        driver.compile_parts(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(), time.perf_counter() + 60)
+        driver.compile_parts(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(), budget.after(60))
 
 
 def test_parts_with_their_tensors_at_the_top_of_hbm_are_sequenced(monkeypatch):
@@ -117,7 +117,7 @@ def test_parts_with_their_tensors_at_the_top_of_hbm_are_sequenced(monkeypatch):
 
     monkeypatch.setattr(driver, "compile_staged", at_the_top)
     res = driver.compile_parts(GEMMINI, load_kernel(GEMM_AND_ADD), CompileOptions(deterministic=True),
-                                time.perf_counter() + 60)
+                                budget.after(60))
     assert max(d.offset for d in res.program.inputs + res.program.outputs) < 2**20
     assert verify(GEMMINI, res) == []
 
@@ -130,7 +130,7 @@ def test_the_whole_kernel_takes_the_direct_path_when_it_compiles():
 def test_an_output_no_instruction_computes_is_named():
     text = GEMM_AND_ADD.replace("s = s32[16,16]{1,0} add(bw, cw)", "s = s32[16,16]{1,0} remainder(bw, cw)")
     with pytest.raises(CompileError, match="output 1: .*remainder"):
-        compile_parts(GEMMINI, load_kernel(text), CompileOptions(timeout=5), time.perf_counter() + 5)
+        compile_parts(GEMMINI, load_kernel(text), CompileOptions(timeout=5), budget.after(5))
 
 
 @pytest.mark.slow
@@ -178,5 +178,5 @@ ENTRY main {
     monkeypatch.setattr(driver, "compile_direct", small_direct)
     monkeypatch.setattr(driver, "compile_parts", lambda *args: "parts")
     opts = CompileOptions()
-    assert driver.compile_outputs(AMX, load_kernel(text), opts, time.perf_counter() + 5) == "parts"
+    assert driver.compile_outputs(AMX, load_kernel(text), opts, budget.after(5)) == "parts"
     assert tried == [opts.phase1.max_nodes // driver.LARGE_TUPLE_NODES_DIVISOR]

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import generated.gemmini as gemmini
+from runtime_skeleton import budget
 from runtime_skeleton.compile import CompileOptions, compile_direct, compile_hlo, load_kernel, verify
 from runtime_skeleton.reference import evaluate
 from runtime_skeleton.reference.npz_io import random_inputs
@@ -27,9 +28,8 @@ ENTRY main {{
 
 
 def _compile(module, timeout: float = 20.0):  # noqa: ANN001
-    import time
 
-    return compile_direct(gemmini.TARGET, module, CompileOptions(timeout=timeout), time.perf_counter() + timeout)
+    return compile_direct(gemmini.TARGET, module, CompileOptions(timeout=timeout), budget.after(timeout))
 
 
 def test_window_geometry():
@@ -268,7 +268,6 @@ ENTRY main {
   ROOT d = s32[32,32]{1,0} dot(a32, b32), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }
 """
-    import time
 
     from runtime_skeleton.compile import CompileResult
     from runtime_skeleton.superopt.tiled import _split
@@ -279,7 +278,7 @@ ENTRY main {
     tiles = strip(strip(identity(module), 16, "i", 0), 16, "j", 1)
     s = split(tiles, 64, "k", 16).on("tmm")
     assert s.trips == 2 and s.epilogue.tile.result_type.shape == (16, 16)
-    found = _split(amx.TARGET, s, CompileOptions(timeout=40), time.perf_counter() + 40)
+    found = _split(amx.TARGET, s, CompileOptions(timeout=40), budget.after(40))
     res = CompileResult(found.program, found.cost, found.tile.pii_graph, found.tile.allocation, found.tile.stats,
                         module, found.tiling, found.split)
     assert verify(amx.TARGET, res) == []
@@ -309,7 +308,6 @@ def test_a_batched_tile_is_kept_in_its_buffer_as_rows():
     """A tile f32[1, 1, 16] of a batched kernel accumulating in a zmm register is the
     register's row f32[1, 16] (bflat.resident_type), so the reduction loop's body is one
     vector FMA, as for a 2-D GEMM."""
-    import time
 
     import generated.amx as amx
     from runtime_skeleton.ir.dtypes import DTYPES
@@ -324,7 +322,7 @@ def test_a_batched_tile_is_kept_in_its_buffer_as_rows():
 
     module = load_kernel(BATCH_OF_ONE.format(t="f32", r="f32"))
     body = split(strip(identity(module), 1, "i", 1), 1, "k").on("zmm").body
-    res = compile_direct(amx.TARGET, windowed(body)[0], CompileOptions(timeout=20), time.perf_counter() + 20)
+    res = compile_direct(amx.TARGET, windowed(body)[0], CompileOptions(timeout=20), budget.after(20))
     assert [c.name for c in res.program.flat()] == ["vbroadcastss", "vmovups_load", "vfmadd231ps"]
 
 
@@ -342,7 +340,6 @@ def test_a_reduce_on_vectors_tries_its_reduction_loop_before_straight_line_code(
     """An f32 row max on AMX: straight-line code would be the loop unrolled, which phase 1
     rarely finds (it gathers columns through memory). The loop accumulating in zmm comes
     first; the straight-line attempt follows with ``patience`` times what it took."""
-    import time
 
     import generated.amx as amx
     from runtime_skeleton.superopt import tiled
@@ -356,6 +353,6 @@ def test_a_reduce_on_vectors_tries_its_reduction_loop_before_straight_line_code(
 
     monkeypatch.setattr(tiled, "_evaluate", spy)
     module = load_kernel(reduce_kernel("maximum", "-inf", "16,8", "16", "1"))
-    res = tiled.compile_tiled(amx.TARGET, module, CompileOptions(deterministic=True), time.perf_counter() + 30)
+    res = tiled.compile_tiled(amx.TARGET, module, CompileOptions(deterministic=True), budget.after(30))
     assert tried[0] is not tiled.DIRECT and tried[0].buffer == "zmm" and tiled.DIRECT in tried
     assert res.split is not None and verify(amx.TARGET, res, seeds=(0, 1)) == []

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pathlib
-import time
 
 import numpy as np
 import pytest
 
+from runtime_skeleton import budget
 from runtime_skeleton.compile import CompileError, CompileOptions, compile_module, load_kernel, verify
 from runtime_skeleton.fuzz.gen import random_kernel
 from runtime_skeleton.reference import evaluate
@@ -102,7 +102,7 @@ def test_fuzz_kernels_in_stages_compute_the_kernel(target):
 def test_two_layers_compile_in_two_stages():
     module = load_kernel(two_layers(16, 32, 32, 16))
     res = compile_plan(GEMMINI, module, stage_plan(module), compile_stage, CompileOptions(deterministic=True),
-                       time.perf_counter() + 120)
+                       budget.after(120))
     assert res.part_kind == "stage" and len(res.parts) == 2
     assert res.describe_loops().startswith("stage 0: ") and "stage 1: " in res.describe_loops()
     assert [d.name for d in res.program.inputs] == ["arg0", "arg1", "arg2", "arg3"]
@@ -154,7 +154,7 @@ def test_pieces_are_trees_ending_at_values_used_twice():
 def test_pieces_in_sequence_compute_the_kernel():
     module = load_kernel(REUSE)
     res = compile_plan(GEMMINI, module, piece_plan(module), compile_stage, CompileOptions(deterministic=True),
-                       time.perf_counter() + 120)
+                       budget.after(120))
     assert res.part_kind == "piece" and len(res.parts) == 2
     assert verify(GEMMINI, res, seeds=(0, 1)) == []
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from itertools import groupby
 
+from .. import budget
 from ..isel.extract import PiiGraph
 from ..target import TargetDef
 from .construct import construct, tied_overlap
@@ -88,6 +89,7 @@ def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOption
     if viewed:
         raise AllocationFailed(f"CSP3: {viewed}", [OUTPUTS_APART])
     if opts.first_fit:
+        budget.spend("alloc", len(order))
         found = construct(target, g, order, ranges)
         if found is not None:
             found.seconds = time.perf_counter() - t0
@@ -113,7 +115,7 @@ def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None,
     doomed: set[tuple[int, ...]] = set()
     last: AllocationFailed | None = None
     tried = 0
-    stop = time.perf_counter() + opts.budget
+    stop = budget.after(opts.budget)
     orders = topological_orders(g, target, failed, deadline=stop, doomed=doomed)
     after: dict[int, set[int]] = {}  # the repairs' edges
     repaired: list[int] | None = None
@@ -140,7 +142,7 @@ def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None,
                 repaired = serialized(g, order, err.live, after)
         finally:
             times["allocation"] = times.get("allocation", 0.0) + time.perf_counter() - t
-        if tried >= opts.max_orders or time.perf_counter() > stop:
+        if tried >= opts.max_orders or budget.now() > stop:
             break
     if last is None:
         raise AllocationFailed("the pii graph has no instructions to order")

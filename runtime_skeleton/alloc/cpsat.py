@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 from ortools.sat.python import cp_model
 
+from .. import budget
 from ..isel.extract import PiiGraph
 from ..target import TargetDef
 from .algebra import CpSatAlgebra
@@ -267,18 +268,20 @@ class _Problem:
     def solve(self, opts: SolveOptions) -> tuple[int, cp_model.CpSolver]:
         solver = cp_model.CpSolver()
         p = solver.parameters
-        p.max_time_in_seconds = opts.timeout
-        if opts.deterministic or self.assume:
-            p.num_workers, p.random_seed = 1, 0
-        else:
-            p.num_workers = opts.workers
+        # deterministic: one worker, a fixed seed, and a limit in CP-SAT's own deterministic
+        # time (the work clock's); the wall clock only as the compilation's outer cap
+        p.num_workers, p.random_seed = 1, 0
+        p.max_deterministic_time = opts.timeout
+        p.max_time_in_seconds = max(0.01, min(opts.timeout * budget.WALL_FACTOR, budget.wall_left()))
         if self.assume:
             self.m.add_assumptions(list(self.groups.values()))
             # the core only names the conflict: it may stall long after infeasibility was
             # proved, and a deterministic limit keeps its answer (and the orders pruned
             # by it) the same on every run
             p.max_deterministic_time = CORE_DETERMINISTIC_TIME
-        return solver.solve(self.m), solver
+        status = solver.solve(self.m)
+        budget.spend_seconds(solver.deterministic_time)
+        return status, solver
 
 
 def solve(target: TargetDef, g: PiiGraph, order: list[int], ranges: dict[int, LiveRange], opts: SolveOptions,

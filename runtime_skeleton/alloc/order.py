@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import heapq
 import math
-import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 
+from .. import budget
 from ..isel.extract import PiiGraph
 from ..target import TargetDef
 from .liveness import OUTPUT, instruction_nodes, interference, is_identity, live_ranges, producers, whole_readers
@@ -95,7 +95,7 @@ def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
     ``doomed`` (likewise: orders beginning so fail, e.g. a buffer overflows at a step of
     the prefix; the enumeration backtracks past them at once instead of trying every
     ending of the prefix, which took seconds of interference graphs), until ``limit`` orders,
-    ``known_run`` pruned orders in a row, or ``deadline`` (time.perf_counter()): when every
+    ``known_run`` pruned orders in a row, or ``deadline`` (budget.now()): when every
     order is pruned, none is yielded, and the caller cannot stop the search itself (a fuzz
     kernel spent 6 s past its limit here)."""
     first = heuristic_order(g, target)
@@ -111,7 +111,9 @@ def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
             return False
         while unseen:
             tried.add(interference(g, live_ranges(g, unseen.pop())))
+            budget.spend("order", len(order))
         phi = interference(g, live_ranges(g, order))
+        budget.spend("order", len(order))
         if phi in tried or any(f <= phi for f in failed):
             return True
         tried.add(phi)
@@ -152,7 +154,7 @@ def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
     run = 0  # pruned orders since the last one yielded
     for order in extend([], set()):
         count += 1
-        if count > limit or run >= known_run or (count > 1 and deadline is not None and time.perf_counter() > deadline):
+        if count > limit or run >= known_run or (count > 1 and deadline is not None and budget.now() > deadline):
             return
         if pruned(order):
             run += 1

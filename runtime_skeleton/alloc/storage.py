@@ -4,9 +4,8 @@ regions, scratch."""
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..errors import ActgenError
 from ..isel.extract import PiiGraph
@@ -33,11 +32,9 @@ class AllocationFailed(ActgenError):
 
 @dataclass
 class SolveOptions:
-    deterministic: bool = False
-    timeout: float = 10.0  # seconds per CP-SAT call
+    timeout: float = 10.0  # work-seconds per CP-SAT call (its deterministic time; one worker, a fixed seed)
     max_orders: int = 64  # topological orders tried per pii graph
-    budget: float = 10.0  # seconds of phase 2 per pii graph (then the next pii graph is tried)
-    workers: int = field(default_factory=lambda: max(1, min(8, os.cpu_count() or 1)))
+    budget: float = 10.0  # work-seconds of phase 2 per pii graph (then the next pii graph is tried)
     first_fit: bool = True  # try the constructive allocator (construct.py) before CP-SAT
 
 

@@ -207,7 +207,7 @@ def random_program(target: TargetDef, seed: int, size: int | None = None) -> Ran
         g, input_types = built
         order = [v for v, n in enumerate(g.nodes) if n.is_instruction]  # as drawn
         try:
-            alloc = allocate(target, g, order, SolveOptions(deterministic=True, timeout=5.0), explain=False)
+            alloc = allocate(target, g, order, SolveOptions(timeout=5.0), explain=False)
         except AllocationFailed:
             continue
         outs = [_layout(g.nodes[o].type) for o in g.outputs]

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import budget
 from ..ir.types import TensorType
 from ..target import TargetDef
 from .egraph import ClassId
@@ -169,7 +169,7 @@ class Extractor:
     view: View
     root_buffers: list[str] | None = None  # where each output is wanted (default: all in HBM)
     const: set[ClassId] = field(default_factory=set)
-    deadline: float | None = None  # time.perf_counter() after which the bounds stop exploring
+    deadline: float | None = None  # budget.now() after which the bounds stop exploring
     written: tuple[bool, ...] = ()  # outputs an instruction must write (not views of inputs), by position
     alias_input: int | None = None  # the input whose storage the output takes over: it may be viewed
     # outputs written into regions of their own (a piece's, Module.output_written): what the
@@ -331,9 +331,11 @@ class Extractor:
         bound = {r: v for r, v in self.lower_bounds(reqs).items() if r in self._need}
         found: dict[tuple, PiiGraph] = {}
         self._steps = max_steps
+        budget.spend("explore", len(reqs))
         for assign, _ in self._realize_all(reqs, {}, set(), 0, max_nodes, bound):
             g = self._graph(assign, reqs)
             if g is not None:
+                budget.spend("graph")
                 found.setdefault(g.key(), g)
                 if len(found) >= limit:
                     break
@@ -378,6 +380,8 @@ class Extractor:
             reach.append(r)
             for ch in self.options(r):
                 stack.extend(ch.reqs)
+            if len(reach) % 1024 == 0:
+                budget.spend("explore", 1024)
             if self._exhausted(len(reach)):
                 # what is left unexplored has no count: its options are not taken (incomplete, not unsound)
                 self.truncated = True
@@ -416,7 +420,7 @@ class Extractor:
 
     def _exhausted(self, explored: int) -> bool:
         return explored >= MAX_REACH or (explored % 1024 == 0 and self.deadline is not None
-                                          and time.perf_counter() > self.deadline)
+                                          and budget.now() > self.deadline)
 
     def _realize_all(self, reqs: list[Req], assign: dict[Req, Choice], path: set[Req], count: int,
                      max_nodes: int, bound: dict[Req, int]) -> Iterator[tuple[dict[Req, Choice], int]]:
@@ -447,6 +451,7 @@ class Extractor:
         options.sort(key=lambda ch: ch.piis + sum(bound[x] for x in ch.reqs))
         for ch in options:
             self._steps -= 1
+            budget.spend("realize")
             if self._steps < 0:
                 return
             cost = ch.piis

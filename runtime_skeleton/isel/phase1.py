@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import budget
 from ..errors import ActgenError
 from ..ir.graph import Module
 from ..ir.types import TensorType
@@ -39,14 +40,14 @@ class NoPiiGraph(ActgenError):
     """The target cannot run the kernel (within the limits): says which class and buffer failed."""
 
 
-Room = tuple[int | None, float | None]  # how far phase 1 may still grow: e-nodes in all, a perf_counter time
+Room = tuple[int | None, float | None]  # how far phase 1 may still grow: e-nodes in all, a budget.now() time
 
 
 @dataclass
 class Limits:
     iterations: int = 12  # saturation iterations k (the node bound is 2^k)
     max_nodes: int = 20_000  # e-nodes
-    timeout: float = 20.0  # seconds for phase 1
+    timeout: float = 20.0  # work-seconds for phase 1 (runtime_skeleton.budget)
     graphs_per_round: int = 32  # pii graphs extracted per k
     max_pii_nodes: int = 4096  # cap on Γ(k)
     expand_from: int = 6  # round k from which every rule runs, even before the first tier saturates
@@ -301,18 +302,18 @@ class InstructionSelector:
         times the kernel's e-nodes, with True half the node limit), a new e-graph runs the
         cheap rules first and the expansive ones later (a view-heavy kernel, a pad, drowns
         in lowering rules). ``Limits.tiles_first`` False: only the second."""
-        deadline = time.perf_counter() + self.limits.timeout
+        deadline = budget.after(self.limits.timeout)
         seen: set[tuple] = set()
         cheap_first = [r for r in self.rules if not is_expansive(r)]
         if self.limits.tiles_first is False:
             yield from self._rounds(cheap_first, seen, deadline, stop, None, room)
             return
         lowering_first = [r for r in self.rules if not is_split(r)]
-        budget = self.limits.max_nodes // 2
+        growth = self.limits.max_nodes // 2
         if self.limits.tiles_first is None:
-            budget = min(budget, LOWERING_FIRST_GROWTH * self.eg.view.node_count())
-        again = yield from self._rounds(lowering_first, seen, deadline, stop, budget, room)
-        if again and time.perf_counter() < deadline:
+            growth = min(growth, LOWERING_FIRST_GROWTH * self.eg.view.node_count())
+        again = yield from self._rounds(lowering_first, seen, deadline, stop, growth, room)
+        if again and budget.now() < deadline:
             self._seed()
             self.stats.saturation.nodes, self.stats.saturation.saturated = 0, False
             yield from self._rounds(cheap_first, seen, deadline, stop, None, room)
@@ -374,7 +375,7 @@ class InstructionSelector:
                     g.resident = self.module.resident
                     g.output_written = self.module.output_written
                     yield g
-            if time.perf_counter() > deadline:
+            if budget.now() > deadline:
                 self.timed_out = True
                 break
             if abandon_at is not None and not seen and (self.stats.saturation.nodes > abandon_at or capped):

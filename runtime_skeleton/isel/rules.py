@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from weakref import WeakKeyDictionary
 
+from .. import budget
 from ..ir.types import TensorType
 from .egraph import ClassId
 from .tensor_egraph import TensorEGraph
@@ -135,10 +136,10 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
 
     for _ in range(iterations):
         before = (view.node_count(), len(list(view)))
-        budget = dict.fromkeys((r.name for r in rules), max_matches)
+        allowance = dict.fromkeys((r.name for r in rules), max_matches)
         out_of_time = False
         resume = eg.resume
-        eg.resume = {name: c for name, c in resume.items() if name not in budget}  # other rule sets' (closures)
+        eg.resume = {name: c for name, c in resume.items() if name not in allowance}  # other rule sets' (closures)
         ids = sorted(view)
         last = max(resume.values(), default=None)
         for lap, c in [(0, c) for c in ids] + [(1, c) for c in ids if last is not None and c <= last]:
@@ -147,7 +148,7 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
             for j, n in enumerate(nodes):
                 # checked per node: the patterns of one large class can take seconds
                 capped = work_cap is not None and before[0] + eg.pending > work_cap
-                if capped or (deadline is not None and time.perf_counter() > deadline):
+                if capped or (deadline is not None and budget.now() > deadline):
                     out_of_time, stats.capped = True, capped
                     break
                 signatures: dict[int, tuple] = {}  # per depth: shared by the rules watching that deep
@@ -159,15 +160,16 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
                         if r.watch_operands not in signatures:
                             signatures[r.watch_operands] = _signature(view, n, r.watch_operands)
                         key += (signatures[r.watch_operands],)
-                    if key in eg.fired or budget[r.name] <= 0:
+                    if key in eg.fired or allowance[r.name] <= 0:
                         continue
                     eg.fired.add(key)
+                    budget.spend("apply")
                     for t in r.apply(view, c, n):
                         if admit is not None and not admit(view, t):
                             continue
                         eg.union(c, t)
-                        budget[r.name] -= 1
-                        if budget[r.name] == 0:
+                        allowance[r.name] -= 1
+                        if allowance[r.name] == 0:
                             eg.resume[r.name] = c
                         stats.per_rule[r.name] = stats.per_rule.get(r.name, 0) + 1
             if out_of_time:
@@ -175,10 +177,10 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
         view = eg.flush()
         stats.iterations += 1
         stats.nodes, stats.classes = view.node_count(), len(list(view))
-        if (stats.nodes, stats.classes) == before and not out_of_time and all(b > 0 for b in budget.values()):
+        if (stats.nodes, stats.classes) == before and not out_of_time and all(b > 0 for b in allowance.values()):
             stats.saturated = True
             break
-        if stats.nodes > max_nodes or out_of_time or (deadline is not None and time.perf_counter() > deadline):
+        if stats.nodes > max_nodes or out_of_time or (deadline is not None and budget.now() > deadline):
             break
     stats.seconds += time.perf_counter() - t0
     return stats

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .. import budget
 from ..ir.types import TensorType
 from .egraph import ClassId, EGraph
 from ..ir.graph import frozen_attrs
@@ -60,6 +61,7 @@ class TensorEGraph:
         return (self.g.class_ref(t.id), t.id) if isinstance(t, Class) else done[id(t)][1]
 
     def _add_node(self, term: Term, kids: list[tuple[int, ClassId | None]]) -> tuple[int, ClassId | None]:
+        budget.spend("term")
         key = self._key(term.type, term.attrs)
         ids = tuple(k for _, k in kids)
         if None not in ids:
@@ -83,7 +85,9 @@ class TensorEGraph:
             self.g.union(self.g.class_ref(c), ref)
 
     def flush(self) -> View:
+        budget.spend("node", len(self._pending))
         self.g.flush()
+        budget.spend("snapshot", self.g.node_count())
         self._pending.clear()
         self._index = {(r.op, r.key, r.children): c for c, raw in self.g.classes().items() for r in raw}
         classes = {}

@@ -16,8 +16,8 @@ compiled by the function the driver hands to ``compile_plan``.
 from __future__ import annotations
 
 import dataclasses
-import time
 
+from .. import budget
 from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
 from ..ir.graph import Module
 from ..target import TargetDef
@@ -57,7 +57,7 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
              if p is not None]
     if not plans:
         return compile_tiled(target, module, opts, deadline)
-    t0 = time.perf_counter()
+    t0 = budget.now()
     why = []
     if plans[0].kind == "block" and module.entry_computation.root_instruction.opcode == "pad":
         # a pad's padding rows cut every strip of the whole kernel: its blocks come first
@@ -67,13 +67,13 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
             why.append(f"in {plans[0].kind}s: {no.message}")
             plans = plans[1:]
     share = WHOLE_BEFORE_PIECES if plans and plans[0].kind == "piece" else opts.direct_share
-    t1 = time.perf_counter()
+    t1 = budget.now()
     try:
         whole = compile_tiled(target, module, opts, t1 + share * max(0.0, deadline - t1))
     except CompileError as err:
         why.insert(0, err.message)
         for k, plan in enumerate(plans):
-            now = time.perf_counter()
+            now = budget.now()
             try:
                 return _compile_plan(target, module, plan, opts, now + (deadline - now) / (len(plans) - k))
             except CompileError as no:
@@ -114,7 +114,7 @@ def compile_outputs(target: TargetDef, module: Module, opts: CompileOptions, dea
     whose outputs measure more than ``MAX_DIRECT_BLOCKS`` together (``tiled.blocks``) is
     tried whole in an e-graph of an eighth of phase 1's e-nodes (a bound on work, not on
     time), then goes to its outputs."""
-    t0 = time.perf_counter()
+    t0 = budget.now()
     share = opts.direct_share / len(module.result_type.elements)
     whole = opts
     try:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from .. import budget
 from ..ir.types import TensorType
 from ..layout import byte_size
 from ..sim.machine import SimError, checked
@@ -130,8 +131,13 @@ def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], s
 
 def check_program(target: TargetDef, prog: Program) -> None:
     """Every executed instruction passes the simulator's checks (else NotTileable)."""
+    k = 0
     try:
-        for ci in prog.flat():
+        for k, ci in enumerate(prog.flat(), start=1):
             checked(target, ci)
+            if k % 4096 == 0:
+                budget.spend("step", 4096)
     except SimError as err:
         raise NotTileable(f"in the loop: {err.message}") from None
+    finally:
+        budget.spend("step", k % 4096)

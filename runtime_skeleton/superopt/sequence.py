@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from .. import budget
 from ..direct import CompileError, CompileOptions, CompileResult, CompileStats
 from ..errors import ActgenError
 from ..ir.graph import Module
@@ -66,20 +67,24 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
     done: dict[int, CompileResult] = {}
     failed: dict[int, tuple[ActgenError, float]] = {}  # part -> its error, and the time it had
     for n, k in enumerate(distinct):
-        now = time.perf_counter()
+        now = budget.now()
         share = (deadline - now) / (len(distinct) - n)
         try:
             done[k] = compile_one(target, plan.parts[k].module, opts, now + share)
+        except budget.OutOfTime:
+            raise
         except ActgenError as err:
             failed[k] = (err, share)
     for n, k in enumerate(sorted(failed)):
-        now = time.perf_counter()
+        now = budget.now()
         err, had = failed[k]
         share = (deadline - now) / (len(failed) - n)
         if share <= had:
             raise CompileError(f"{plan.kind} {k}: {err.message}", err.loc) from None
         try:
             done[k] = compile_one(target, plan.parts[k].module, opts, now + share)
+        except budget.OutOfTime:
+            raise
         except ActgenError as again:
             raise CompileError(f"{plan.kind} {k}: {again.message}", again.loc) from None
     results = [done[j] for j in same]

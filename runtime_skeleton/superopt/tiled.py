@@ -27,6 +27,7 @@ import math
 import time
 from dataclasses import dataclass
 
+from .. import budget
 from ..errors import ActgenError
 from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
 from ..ir.graph import Module
@@ -59,13 +60,13 @@ class _Found:
 
 
 def compile_tiled(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
-    t0 = time.perf_counter()
+    t0, w0 = time.perf_counter(), budget.now()
     try:
         start = identity(module)
     except NotTileable:
         return compile_direct(target, module, opts, deadline)
     # the final program is assembled and costed after the search: leave it a little time
-    found = _search(target, start, opts, deadline - ASSEMBLY_SHARE * max(0.0, deadline - t0), 0, module)
+    found = _search(target, start, opts, deadline - ASSEMBLY_SHARE * max(0.0, deadline - w0), 0, module)
     res = found.tile
     if found.tiling is None:
         return res
@@ -142,10 +143,10 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
             parallel.can_start_workers() and parallel.package_name(target):
         return _search_parallel(target, ctx, options, opts, deadline, kernel, why)
     best: _Found | None = None
-    spent = 0.0  # seconds the first successful option took: later ones get patience times that
+    spent = 0.0  # work-seconds the first successful option took: later ones get patience times that
     direct_error: ActgenError | None = None
     for n, option in enumerate(options):
-        now = time.perf_counter()
+        now = budget.now()
         if now >= deadline:
             why.append("the time limit")
             break
@@ -163,7 +164,7 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
         if option is DIRECT and not ctx.loops:
             return found  # a kernel that fits takes the direct path (Act's program)
         if best is None:
-            spent = time.perf_counter() - now
+            spent = budget.now() - now
         elif found.cost >= best.cost:
             break
         best = found
@@ -214,11 +215,14 @@ def _search_parallel(target: TargetDef, ctx: Tiling, options: list, opts: Compil
     (``--jobs``), started in the same order and with the same time rules as in one
     process. After the first success the others get ``patience`` times the time it
     took; the cheapest wins, ties going to the earlier option, except that the whole
-    kernel's straight-line program wins whenever it is found."""
+    kernel's straight-line program wins whenever it is found. Each worker has a work
+    clock of its own: this process, which waits, counts that time on the wall clock, so
+    which option wins here depends on the machine."""
     name = parallel.package_name(target)
-    jobs = [(name, ctx, options, n, opts, deadline, kernel) for n in range(len(options))]
+    left = max(0.0, deadline - budget.now())
+    jobs = [(name, ctx, options, n, opts, left, kernel) for n in range(len(options))]
     t0 = time.perf_counter()
-    stop = deadline
+    deadline = stop = t0 + left
     best: tuple[float, int, _Found] | None = None
     direct_error: ActgenError | None = None
     results = parallel.unordered(_option_job, jobs, opts.jobs)
@@ -257,15 +261,16 @@ def _search_parallel(target: TargetDef, ctx: Tiling, options: list, opts: Compil
     return best[2]
 
 
-def _option_job(name: str, ctx: Tiling, options: list, n: int, opts: CompileOptions, deadline: float,
+def _option_job(name: str, ctx: Tiling, options: list, n: int, opts: CompileOptions, left: float,
                 kernel: Module) -> _Found | tuple[str, object]:
-    """One option in a worker: its program, or why not (message, location). The
-    deadline is on the system's monotonic clock, which perf_counter reads in every process."""
+    """One option in a worker, with ``left`` work-seconds of this worker's clock: its program,
+    or why not (message, location)."""
     try:
-        now = time.perf_counter()
-        return _evaluate(parallel.target_named(name), ctx, options[n], opts,
-                         _until(options, n, opts, now, deadline), 0, kernel)
-    except (NotTileable, CompileError) as err:
+        with budget.wall_limit(left * budget.WALL_FACTOR):
+            now = budget.now()
+            return _evaluate(parallel.target_named(name), ctx, options[n], opts,
+                             _until(options, n, opts, now, now + left), 0, kernel)
+    except (NotTileable, CompileError, budget.OutOfTime) as err:
         return err.message, err.loc
 
 
