@@ -59,12 +59,19 @@ def _env() -> jinja2.Environment:
     return env
 
 
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable escaped (a newline in a file name
+    would end the generated header's comment line, and what followed it would run as code)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def render(spec: IsaSpec, source_label: str, source_text: str) -> dict[str, str]:
     """File name -> content for the generated package."""
     env = _env()
     ctx = {
         "spec": spec,
         "source": source_label,
+        "source_comment": printable(source_label),
         "digest": hashlib.sha256(source_text.encode()).hexdigest()[:16],
         "buffers": list(spec.all_buffers.values()),
         "instructions": [_InstrView(i) for i in spec.instructions.values()],

@@ -99,7 +99,7 @@ MAX_DEPTH = 200  # levels of nesting in a description's expressions (docs/limits
 _CHAINS = frozenset({"or_expr", "and_expr", "comparison", "sum", "product"})  # isa.lark's operator chains
 _OPERATORS = frozenset({"ADDOP", "MULOP", "COMPOP"})
 _EXPRESSIONS = _CHAINS | {"not_", "power", "neg", "call"}
-MAX_BITS = 256  # an integer a description computes with '**' has at most this many bits
+MAX_BITS = 256  # bits of an integer a description writes, or computes as a constant or with '**'
 
 
 @dataclass
@@ -186,7 +186,18 @@ class _Builder:
             raise self.error(node, f"{what} must be a constant expression; '{sorted(free)[0]}' is not a constant")
         if self.kind(e, node) != "int":
             raise self.error(node, f"{what} must be an integer, not a condition")
-        return E.evaluate(e, {})  # type: ignore[return-value]
+        value = E.evaluate(e, {})
+        if abs(value).bit_length() > MAX_BITS:  # a chain of squares would grow without bound
+            raise self.error(node, f"{what} has {abs(value).bit_length()} bits, more than {MAX_BITS}")
+        return value  # type: ignore[return-value]
+
+    def literal(self, tok: Token) -> int:
+        """An integer literal of at most MAX_BITS bits (int() of thousands of digits is an error of its own)."""
+        text = str(tok)
+        value = int(text, 0) if len(text) <= MAX_BITS // 3 + 3 else None
+        if value is None or value.bit_length() > MAX_BITS:
+            raise self.error(tok, f"integer literal of {len(text)} characters: more than {MAX_BITS} bits")
+        return value
 
     def kind(self, e: E.Expr, node: Tree | Token) -> str:
         """``E.kind``, its errors located (at the offending part where it has a place)."""
@@ -203,7 +214,7 @@ class _Builder:
         kind = node.data
         ch = node.children
         if kind == "int_":
-            return E.Const(int(ch[0], 0), loc=loc)
+            return E.Const(self.literal(ch[0]), loc=loc)
         if kind == "true_":
             return E.Const(True, loc=loc)
         if kind == "false_":
@@ -231,7 +242,7 @@ class _Builder:
             b, x = E.evaluate(base, {}), E.evaluate(exp, {})
             if x < 0:
                 raise self.error(node, f"'**' needs a non-negative exponent, got {x} (the result would not be an integer)")
-            if abs(b) > 1 and x * (abs(b).bit_length()) > MAX_BITS:
+            if abs(b) > 1 and x * math.log2(abs(b)) >= MAX_BITS:  # the result has floor(that) + 1 bits
                 raise self.error(node, f"{b} ** {x} has more than {MAX_BITS} bits")
             return E.Const(b ** x, loc=loc)
         if kind in ("or_expr", "and_expr"):
@@ -288,7 +299,7 @@ class _Builder:
             raise self.error(t, f"hbm already declared as '{self.hbm.name}'")
         name = self.check_new_name(t.children[0], "buffer")
         size_node = t.children[1]
-        size = int(size_node.children[0], 0) * _UNITS[str(size_node.children[1]) if size_node.children[1] else None]
+        size = self.literal(size_node.children[0]) * _UNITS[str(size_node.children[1]) if size_node.children[1] else None]
         if size <= 0:
             raise self.error(size_node, "hbm size must be positive")
         self.check_size(size_node, "hbm", size)

@@ -18,6 +18,8 @@ from .cli_util import add_common_flags, at_least, refuse_overwrite, run_cli
 from .errors import ActgenError, SourceLoc, read_source
 from .target import TargetDef
 
+MAX_FUZZ_NODES = 1000  # nodes of a fuzz kernel (docs/limits.md): Act's kernels have 7-89
+
 if TYPE_CHECKING:
     from .ir.graph import Module
     from .sim.roofline import Roofline
@@ -152,6 +154,7 @@ def _isel(target: TargetDef, ns: argparse.Namespace) -> int:
     from .isel.obstacles import float_obstacles, obstacles, refusal
     from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph
 
+    refuse_overwrite({"--dot": ns.dot, "--egraph-dot": ns.egraph_dot}, {"the kernel": ns.kernel})
     module = parse_file(ns.kernel)
     sel = InstructionSelector(target, module, Limits(timeout=ns.timeout))
     shown = 0
@@ -277,23 +280,25 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
     comp.add_argument("--verify", action="store_true",
                       help="run the program on the simulator against the reference interpreter; fail on mismatch")
     comp.add_argument("--deterministic", action="store_true",
-                      help="byte-identical output on every run for a straight-line program (one CP-SAT worker, "
-                           "fixed seed, patience counted in work); the search over loop nests, outputs and "
-                           "stages still shares its time by the clock")
+                      help="ignore --jobs: every compilation in one process gives the same program on any "
+                           "machine and under any load (its limits count work, not seconds)")
     comp.add_argument("--timeout", type=at_least(float, 0, strict=True), default=60.0,
-                      help="seconds for the whole compilation (default 60)")
+                      help="work-seconds for the whole compilation, about seconds of a 2-core AMD EPYC; "
+                           "the wall clock stops it at 3 times that (default 60)")
     comp.add_argument("--patience", type=at_least(float, 0), default=2.0, metavar="N",
                       help="stop when no candidate improved for N times the time to the best (default 2)")
     comp.add_argument("--no-tiling", action="store_true",
                       help="straight-line code only: do not strip-mine a kernel that does not compile into loops")
     comp.add_argument("--jobs", type=at_least(int, 1), default=1, metavar="N",
-                      help="compile the loop-nest candidates of a large kernel in N processes at once (default 1)")
+                      help="compile the loop-nest candidates of a large kernel in N processes at once; faster, "
+                           "but which program wins then depends on the machine (default 1)")
     comp.add_argument("--tiles-first", action=argparse.BooleanOptionalAction, default=None, help=TILES_FIRST_HELP)
 
     fz = sub.add_parser("fuzz", help="compile and verify random kernels of Act's ten fuzzing operators (Act §9.4)")
     fz.add_argument("--n", type=at_least(int, 0), default=20, help="number of kernels (default 20)")
     fz.add_argument("--seed", type=int, default=0, help="seed of the first kernel; the next ones count up (default 0)")
-    fz.add_argument("--max-nodes", type=int, default=None, metavar="M", help="at most M nodes per kernel (default 90)")
+    fz.add_argument("--max-nodes", type=at_least(int, 1, high=MAX_FUZZ_NODES), default=None, metavar="M",
+                    help=f"at most M nodes per kernel (default 90, at most {MAX_FUZZ_NODES})")
     fz.add_argument("--timeout-per-kernel", type=at_least(float, 0, strict=True), default=10.0, metavar="S",
                     help="compile time limit per kernel in seconds (default 10)")
     fz.add_argument("--out", default="fuzz_failures", metavar="DIR",

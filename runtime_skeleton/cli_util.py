@@ -43,8 +43,11 @@ def run_cli(main: Callable[[list[str] | None], int], argv: list[str] | None = No
     except ActgenError as err:
         print(str(err) if err.loc else f"error: {_shown(str(err))}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as err:
-        print(f"error: {err.filename}: {err.strerror}", file=sys.stderr)
+    except BrokenPipeError:  # the reader went away (`info | head -2`): stop quietly, as a pipeline expects
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python flushes stdout at exit too
+        return 1
+    except OSError as err:  # a file not found, a directory, no permission, a full disk
+        print(f"error: {err.filename + ': ' if err.filename else ''}{err.strerror or err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -73,16 +76,19 @@ def _trace(verbose: bool) -> None:
         traceback.print_exc()
 
 
-def at_least(kind: Callable[[str], int | float], low: int | float, strict: bool = False) -> Callable[[str], int | float]:
+def at_least(kind: Callable[[str], int | float], low: int | float, strict: bool = False,
+             high: int | float | None = None) -> Callable[[str], int | float]:
     """An argparse ``type`` that parses with ``kind`` and refuses values below ``low``
-    (or equal to it when ``strict``), so ``--timeout -3`` is a usage error, not a search
-    that ends at once."""
+    (or equal to it when ``strict``) or above ``high``, so ``--timeout -3`` is a usage
+    error, not a search that ends at once."""
     def parse(text: str) -> int | float:
         value = kind(text)
         if value != value or value in (math.inf, -math.inf):  # nan compares false with every bound
             raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
         if value < low or (strict and value == low):
             raise argparse.ArgumentTypeError(f"must be {'>' if strict else '>='} {low}, got {text}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be <= {high}, got {text}")
         return value
     parse.__name__ = kind.__name__  # argparse names the type in its 'invalid int value' message
     return parse

@@ -175,6 +175,7 @@ ISA = [
  ("non-utf8", I.replace("# ", "") + "# caf\udce9\n"),
  ("nul-byte", i("target t", "target t\0")),
  ("huge-int", i("x 128", "x " + "9" * 100)),
+ ("huge-buffer", i("x 128", "x " + "9" * 70)),
  ("string-token", i("target t", 'target "t"')),
 ]
 
@@ -434,7 +435,8 @@ EXPECT_ISA = {
     'include-missing': ('1:1', "cannot include 'nosuch.isa': no such file"),
     'non-utf8': ('18:6', 'file is not valid UTF-8'),
     'nul-byte': ('1:9', "unexpected character '\\x00'"),
-    'huge-int': ('3:1', "buffer 'd1' of about 10^102 bytes; a buffer holds at most 4 GiB (the s"),
+    'huge-int': ('3:24', "integer literal of 100 characters: more than 256 bits"),
+    'huge-buffer': ('3:1', "buffer 'd1' of about 10^72 bytes; a buffer holds at most 4 GiB (the si"),
     'string-token': ('1:8', 'unexpected \'"t"\'; expected a name'),
 }
 EXPECT_S = {

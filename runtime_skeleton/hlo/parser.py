@@ -73,6 +73,8 @@ _WINDOW_FIELDS = ("size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reve
 _NAME_GLUE = frozenset({"-", "."})
 _SPAN_STOP = frozenset({",", "}", "]", ")", "{"})
 _MAX_INT_DIGITS = 1000
+MAX_RANK = 64  # dimensions of a shape (numpy's limit; docs/limits.md)
+MAX_TILE = 1 << 16  # a layout tile's dimension (docs/limits.md)
 
 
 def _is_int(v: Any) -> bool:
@@ -306,7 +308,11 @@ class _Parser:
             dims.append(self._parse_dim())
             while self.accept(","):
                 dims.append(self._parse_dim())
-        self.expect("]", " to close shape")
+        close = self.expect("]", " to close shape")
+        if len(dims) > MAX_RANK:
+            raise self.error(f"a shape of rank {len(dims)}: actgen handles at most {MAX_RANK} dimensions", t)
+        if all(_is_int(d) for d in dims) and math.prod(dims) >= 2**63:
+            raise self.error(f"a shape of {math.prod(dims):.3g} elements: the count does not fit in int64", close)
         layout = None
         if self.at("{") and (self.peek(1).kind == NUMBER or self.peek(1).text in (":", "}")):
             layout = self._parse_layout(len(dims))
@@ -364,6 +370,8 @@ class _Parser:
                 raise self.error("tile dimension '*' is not supported", t)
             if t.kind == NUMBER:
                 values.append(self.parse_int("in layout"))
+                if is_tile and not 1 <= values[-1] <= MAX_TILE:
+                    raise self.error(f"tile dimension {values[-1]} is not between 1 and {MAX_TILE}", t)
             else:
                 self.next()  # separators and the contents of non-tile items
         self.next()

@@ -52,7 +52,9 @@ def load_inputs(path: str, param_types: Sequence[Type], names: Sequence[str] | N
                                     f"({t.dtype}[{','.join(map(str, t.shape))}])")
                 check_shape(shapes[name], t, f"{path}: input '{name}'")  # before reading: a header may claim 10^11
                 inputs.append(check_argument(npz[name], t, f"{path}: input '{name}'"))
-    except (zipfile.BadZipFile, ValueError, EOFError, OSError) as err:
+    # zipfile says an encrypted member or an unknown compression with RuntimeError and
+    # NotImplementedError
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError, RuntimeError, NotImplementedError) as err:
         if isinstance(err, (FileNotFoundError, IsADirectoryError, PermissionError)):
             raise
         raise EvalError(f"{path}: not a readable .npz file ({type(err).__name__})") from None

@@ -81,10 +81,14 @@ def checked(target: TargetDef, ci: ConcreteInstr) -> tuple[type[InstructionDef],
     if ins is None:
         raise SimError(f"unknown instruction '{ci.name}' for target {target.name}", ci.loc)
     a = _attributes(ins, ci)
-    if not ins.e(a):
-        shown = " ".join(f"{k}={v}" for k, v in a.items())
-        raise SimError(f"{ci.name} {shown}: violates the instruction's constraint", ci.loc)
-    bounds = ins.h(a)
+    shown = " ".join(f"{k}={v}" for k, v in a.items())
+    try:  # a description may divide by an attribute: at 0 its constraint or slices have no value
+        if not ins.e(a):
+            raise SimError(f"{ci.name} {shown}: violates the instruction's constraint", ci.loc)
+        bounds = ins.h(a)
+    except ZeroDivisionError:
+        raise SimError(f"{ci.name} {shown}: the instruction's constraint or slices divide by zero at these "
+                       "attributes", ci.loc) from None
     for s, b in zip((ins.output,) + ins.inputs, bounds):
         check_slice(target, s.buffer, b, ci)
     return ins, a, bounds

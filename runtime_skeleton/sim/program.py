@@ -155,7 +155,9 @@ def parse_program(text: str, filename: str = "<string>") -> Program:
     base = pathlib.Path(filename).parent
     open_loops: list[tuple[tuple[str, int, int, SourceLoc], list[Item]]] = []
     body: list[Item] = prog.instructions
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    # lines end at '\n' only: splitlines() also breaks at form feeds, U+0085 and U+2028, which
+    # would turn the rest of a comment into a line of the program
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.split("#", 1)[0]
         bad = next((c for c, ch in enumerate(line, start=1) if not ch.isprintable() and ch not in "\t\r"), None)
         if bad is not None:
@@ -191,7 +193,8 @@ def parse_program(text: str, filename: str = "<string>") -> Program:
     return prog
 
 
-MAX_EXECUTED = 1 << 26  # the most steps (instructions and loop trips) a program may run (docs/limits.md)
+MAX_EXECUTED = 1 << 23  # the most steps (instructions and loop trips) a program may run (docs/limits.md):
+# 2.7 times the largest program of the benches (AMX f32 GEMM 256³, 3.1M instructions); 2^26 empty trips ran 15 s
 
 
 def _steps(items) -> int:
@@ -221,7 +224,7 @@ def _loop_header(toks, at, enclosing: list[str]) -> tuple[str, int, int, SourceL
     bounds = []
     for text, col in ((lo, lcol), (hi, hcol)):
         try:
-            bounds.append(int(text, 0))
+            bounds.append(_integer(text))
         except ValueError:
             raise ProgramError(f"loop bound must be an integer, got '{text}'", at(col)) from None
     return var, bounds[0], bounds[1], at(toks[0][1])
@@ -288,7 +291,7 @@ def _instruction(name: str, args, loc: SourceLoc, at, loop_vars: set[str]) -> Co
     return ConcreteInstr(name, attrs, loc)
 
 
-_TERM = re.compile(r"([+-]?)(?:(\w+)\*([A-Za-z_]\w*)|([A-Za-z_]\w*)|(\w+))")
+_TERM = re.compile(r"([+-]?)(?:(\w+)\*([A-Za-z_]\w*)|([A-Za-z_]\w*)|(\w+))", re.ASCII)  # no other digits
 
 
 def _attr_value(key: str, text: str, loop_vars: set[str], loc: SourceLoc) -> Attr:
@@ -330,11 +333,18 @@ def _tensor_type(text: str, loc: SourceLoc) -> TensorType:
     return t
 
 
+def _integer(text: str) -> int:
+    """A decimal or 0x integer in ASCII digits (int() also takes other scripts' digits); ValueError if not."""
+    if not text.isascii():
+        raise ValueError(text)
+    return int(text, 0)
+
+
 def _offset(text: str, loc: SourceLoc) -> int:
     if not text.startswith("@"):
         raise ProgramError(f"expected an HBM offset like @1024, got '{text}'", loc)
     try:
-        v = int(text[1:], 0)
+        v = _integer(text[1:])
     except ValueError:
         raise ProgramError(f"bad HBM offset '{text}'", loc) from None
     if v < 0:
