@@ -286,8 +286,10 @@ class _Builder:
         key = str(path.resolve())
         if key in including:
             raise self.error(t, f"include cycle through '{rel}'")
-        if not path.is_file():
+        if not path.exists():
             raise self.error(t, f"cannot include '{rel}': no such file {path}")
+        if not path.is_file():
+            raise self.error(t, f"cannot include '{rel}': {path} is not a regular file")
         self.load(read_source(path, IsaError), str(path), including + (key,))
 
     def _const_decl(self, t: Tree, _inc: tuple[str, ...]) -> None:

@@ -113,3 +113,22 @@ def test_isel_may_not_write_its_graphs_over_the_kernel(tmp_path, capsys):
         code = run_cli(lambda argv: backend_main(gemmini.TARGET, argv), ["isel", str(kernel), flag, str(kernel)])
         assert code == 2 and kernel.read_bytes() == before
     assert "the kernel" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("literal", ["f16[] constant(70000)", "f32[] constant(1e400)", "bf16[] constant(-4e38)"])
+def test_a_float_literal_past_its_type_is_refused_as_xla_does(literal):
+    with pytest.raises(HloError, match="out of range"):
+        parse_module(f"HloModule m\nENTRY e {{\n  ROOT c = {literal}\n}}\n", "k.hlo")
+    parse_module("HloModule m\nENTRY e {\n  ROOT c = f16[] constant(-inf)\n}\n", "k.hlo")  # inf is a value
+
+
+def test_including_a_directory_says_so(tmp_path):
+    (tmp_path / "t.isa").write_text('include "."\n' + QKV.read_text())
+    with pytest.raises(IsaError, match="is not a regular file"):
+        parse_file(tmp_path / "t.isa")
+
+
+def test_a_constant_over_an_input_is_refused():
+    at = MAC.index(".input  arg1")
+    with pytest.raises(ProgramError, match="constant at bytes \\[0, 4\\) overlaps input 'arg0'"):
+        parse_program(MAC[:at] + ".const @0 01020304\n" + MAC[at:])

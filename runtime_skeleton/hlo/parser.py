@@ -454,6 +454,10 @@ class _Parser:
         elif tok.kind == NUMBER:
             as_int = _int_value(text) if text[:2] in ("0x", "0X") else None
             value = float(as_int) if as_int is not None else float(text)
+            with np.errstate(over="ignore"):  # as XLA: a finite literal must round to a finite value of its type
+                rounded = float(np.asarray(value).astype(dt.np))
+            if math.isinf(rounded):  # (3.40282347e+38, f32's largest as printed, rounds down to it)
+                raise self.error(f"literal {'-' if neg else ''}{text} is out of range for {dt}", tok)
         else:
             raise bad()
         return -value if neg else value

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import MAX_BUFFER_BYTES, ActgenError, SourceLoc, shown_count
 from ..ir.types import TensorType
+from ..layout import byte_size
 
 
 class ProgramError(ActgenError):
@@ -246,13 +247,15 @@ def _directive(prog: Program, head: str, toks, at, base: pathlib.Path) -> None:
         decl = TensorDecl(name, _tensor_type(ty, at(tcol)), _offset(off, at(ocol)), at(toks[0][1]))
         _check_size(decl, at(tcol))
         if head == ".input":
-            _apart_from_inputs(prog, decl, at(ocol))
+            _apart_from_inputs(prog, f"input '{name}'", decl.offset, byte_size(decl.type), at(ocol))
         (prog.inputs if head == ".input" else prog.outputs).append(decl)
     elif head == ".const":
         if len(args) != 2:
             raise ProgramError("'.const' takes: @OFFSET HEXBYTES|FILE.npy", at(toks[0][1]))
         (off, ocol), (data, dcol) = args
-        prog.consts.append(ConstData(_offset(off, at(ocol)), _const_bytes(data, at(dcol), base), at(toks[0][1])))
+        const = ConstData(_offset(off, at(ocol)), _const_bytes(data, at(dcol), base), at(toks[0][1]))
+        _apart_from_inputs(prog, "constant", const.offset, len(const.data), at(ocol))
+        prog.consts.append(const)
     else:
         raise ProgramError(f"unknown directive '{head}' (expected .target, .input, .output or .const)",
                            at(toks[0][1]))
@@ -261,22 +264,20 @@ def _directive(prog: Program, head: str, toks, at, base: pathlib.Path) -> None:
 def _check_size(decl: TensorDecl, loc: SourceLoc) -> None:
     """No HBM holds more than MAX_BUFFER_BYTES (the description's limit): a larger tensor is
     refused as such, not as an overlap with the next declaration."""
-    from ..layout import byte_size
-
     if byte_size(decl.type) > MAX_BUFFER_BYTES:
         raise ProgramError(f"'{decl.name}' ({decl.type}) takes {byte_size(decl.type):.3g} bytes, more than any "
                            f"target's HBM holds ({MAX_BUFFER_BYTES >> 30} GiB at most)", loc)
 
 
-def _apart_from_inputs(prog: Program, decl: TensorDecl, loc: SourceLoc) -> None:
-    """Two inputs in overlapping bytes would each overwrite the other's when loaded."""
-    from ..layout import byte_size
-
-    lo, hi = decl.offset, decl.offset + byte_size(decl.type)
-    for d in prog.inputs:
-        if d.offset < hi and lo < d.offset + byte_size(d.type):
-            raise ProgramError(f"input '{decl.name}' at bytes [{lo}, {hi}) overlaps input '{d.name}' "
-                               f"at [{d.offset}, {d.offset + byte_size(d.type)})", loc)
+def _apart_from_inputs(prog: Program, what: str, lo: int, size: int, loc: SourceLoc) -> None:
+    """An input or constant in bytes of an input declared before, or an input in a constant's:
+    each would overwrite the other's bytes when loaded."""
+    hi = lo + size
+    regions = [(f"input '{d.name}'", d.offset, d.offset + byte_size(d.type)) for d in prog.inputs]
+    regions += [("a constant", c.offset, c.offset + len(c.data)) for c in prog.consts] if what != "constant" else []
+    for name, a, b in regions:
+        if a < hi and lo < b:
+            raise ProgramError(f"{what} at bytes [{lo}, {hi}) overlaps {name} at [{a}, {b})", loc)
 
 
 def _instruction(name: str, args, loc: SourceLoc, at, loop_vars: set[str]) -> ConcreteInstr:
