@@ -74,14 +74,13 @@ def after(seconds: float) -> float:
 
 def spend(event: str, n: float = 1) -> None:
     """Count ``n`` events of a kind of work; OutOfTime once the wall-clock cap has passed."""
-    _CLOCK.work += COST[event] * n
     _CLOCK.counts[event] += int(n)
-    if time.perf_counter() > _CLOCK.cap:
-        raise OutOfTime(f"the wall-clock limit of the compilation passed ({WALL_FACTOR:g} times its time budget)")
+    spend_seconds(COST[event] * n)
 
 
 def spend_seconds(seconds: float) -> None:
-    """Work measured in work-seconds already (CP-SAT's deterministic time)."""
+    """Work measured in work-seconds already (CP-SAT's deterministic time); OutOfTime once
+    the wall-clock cap has passed."""
     _CLOCK.work += seconds
     if time.perf_counter() > _CLOCK.cap:
         raise OutOfTime(f"the wall-clock limit of the compilation passed ({WALL_FACTOR:g} times its time budget)")

@@ -169,10 +169,6 @@ class EGraph:
         """The e-class of a node added with ``add`` (as of the last flush)."""
         return self._class_of_node[node]
 
-    def node_count(self) -> int:
-        """E-nodes in the snapshot."""
-        return sum(len(v) for v in self._snapshot.values())
-
     def classes(self) -> dict[ClassId, list[RawNode]]:
         """class id -> its e-nodes, as of the last flush."""
         return self._snapshot

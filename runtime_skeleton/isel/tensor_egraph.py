@@ -87,7 +87,6 @@ class TensorEGraph:
     def flush(self) -> View:
         budget.spend("node", len(self._pending))
         self.g.flush()
-        budget.spend("snapshot", self.g.node_count())
         self._pending.clear()
         self._index = {(r.op, r.key, r.children): c for c, raw in self.g.classes().items() for r in raw}
         classes = {}
@@ -101,6 +100,7 @@ class TensorEGraph:
                 nodes.append(n)
             classes[c] = nodes
         self.view = View(classes)
+        budget.spend("snapshot", self.view.node_count())
         return self.view
 
     def class_of(self, ref: int) -> ClassId:

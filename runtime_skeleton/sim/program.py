@@ -254,7 +254,7 @@ def _directive(prog: Program, head: str, toks, at, base: pathlib.Path) -> None:
             raise ProgramError("'.const' takes: @OFFSET HEXBYTES|FILE.npy", at(toks[0][1]))
         (off, ocol), (data, dcol) = args
         const = ConstData(_offset(off, at(ocol)), _const_bytes(data, at(dcol), base), at(toks[0][1]))
-        _apart_from_inputs(prog, "constant", const.offset, len(const.data), at(ocol))
+        _apart_from_inputs(prog, "constant", const.offset, len(const.data), at(ocol), consts=False)
         prog.consts.append(const)
     else:
         raise ProgramError(f"unknown directive '{head}' (expected .target, .input, .output or .const)",
@@ -269,12 +269,12 @@ def _check_size(decl: TensorDecl, loc: SourceLoc) -> None:
                            f"target's HBM holds ({MAX_BUFFER_BYTES >> 30} GiB at most)", loc)
 
 
-def _apart_from_inputs(prog: Program, what: str, lo: int, size: int, loc: SourceLoc) -> None:
-    """An input or constant in bytes of an input declared before, or an input in a constant's:
-    each would overwrite the other's bytes when loaded."""
+def _apart_from_inputs(prog: Program, what: str, lo: int, size: int, loc: SourceLoc, consts: bool = True) -> None:
+    """``what`` (an input or a constant) in bytes of an input declared before, or (``consts``)
+    of a constant: each would overwrite the other's bytes when loaded."""
     hi = lo + size
     regions = [(f"input '{d.name}'", d.offset, d.offset + byte_size(d.type)) for d in prog.inputs]
-    regions += [("a constant", c.offset, c.offset + len(c.data)) for c in prog.consts] if what != "constant" else []
+    regions += [("a constant", c.offset, c.offset + len(c.data)) for c in prog.consts] if consts else []
     for name, a, b in regions:
         if a < hi and lo < b:
             raise ProgramError(f"{what} at bytes [{lo}, {hi}) overlaps {name} at [{a}, {b})", loc)

@@ -71,8 +71,6 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
         share = (deadline - now) / (len(distinct) - n)
         try:
             done[k] = compile_one(target, plan.parts[k].module, opts, now + share)
-        except budget.OutOfTime:
-            raise
         except ActgenError as err:
             failed[k] = (err, share)
     for n, k in enumerate(sorted(failed)):
@@ -83,8 +81,6 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
             raise CompileError(f"{plan.kind} {k}: {err.message}", err.loc) from None
         try:
             done[k] = compile_one(target, plan.parts[k].module, opts, now + share)
-        except budget.OutOfTime:
-            raise
         except ActgenError as again:
             raise CompileError(f"{plan.kind} {k}: {again.message}", again.loc) from None
     results = [done[j] for j in same]
