@@ -59,3 +59,17 @@ def test_check_command_and_missing_file():
     r = subprocess.run([sys.executable, "-m", "generator", "check", "nope.isa"], capture_output=True, text=True,
                        cwd=ROOT)
     assert r.returncode == 2 and "nope.isa" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_package_generated_elsewhere_runs_beside_the_shipped_ones(tmp_path):
+    # ``generated`` is a namespace package: a user's generated/<t> joins the installed
+    # ones instead of being shadowed by them
+    isa = (ROOT / "targets" / "qkv.isa").read_text().replace("target qkv", "target mytgt", 1)
+    (tmp_path / "mytgt.isa").write_text(isa)
+    assert main([str(tmp_path / "mytgt.isa"), "-o", str(tmp_path / "generated" / "mytgt")]) == 0
+    for t in ("mytgt", "qkv"):
+        r = subprocess.run([sys.executable, "-m", f"generated.{t}", "info"], capture_output=True, text=True,
+                           cwd=tmp_path)
+        assert r.returncode == 0 and r.stdout.startswith(f"target {t} "), r.stderr
+    assert not (ROOT / "generated" / "__init__.py").exists()
+
