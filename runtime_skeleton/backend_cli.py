@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import pathlib
 import sys
 from typing import TYPE_CHECKING
@@ -17,6 +18,10 @@ import numpy as np
 from .cli_util import add_common_flags, at_least, refuse_overwrite, run_cli
 from .errors import ActgenError, SourceLoc, read_source
 from .target import TargetDef
+
+KERNEL_HELP = ("kernel file: HLO text (as jax.jit(f).lower(...).as_text(dialect='hlo') prints it, or an XLA dump), "
+               "StableHLO text (JAX's default as_text()) or a serialized HloModuleProto (.pb); the last two "
+               "need jax installed; - for standard input")
 
 MAX_FUZZ_NODES = 1000  # nodes of a fuzz kernel (docs/limits.md): Act's kernels have 7-89
 
@@ -206,29 +211,34 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     opts = CompileOptions(timeout=ns.timeout, deterministic=ns.deterministic, patience=ns.patience,
                           tiling=not ns.no_tiling, jobs=ns.jobs, tiles_first=ns.tiles_first)
     res = compile_hlo(target, pathlib.Path(ns.kernel), opts)
-    pathlib.Path(ns.output).write_text(res.text)
+    if ns.output == "-":  # the program on standard output, the status on standard error
+        sys.stdout.write(res.text)
+        sys.stdout.flush()
+    else:
+        pathlib.Path(ns.output).write_text(res.text)
     if ns.json:
         pathlib.Path(ns.json).write_text(json.dumps(res.json(), indent=1) + "\n")
     st = res.stats
-    print(f"{ns.kernel} -> {ns.output}: {res.program.executed()} instructions, cost {res.cost:g} "
-          f"(candidate {st.best_index} of {st.candidates}; {st.pii_graphs} pii graphs, {st.orders_tried} orders)")
-    print(f"  time {st.seconds:.2f}s: phase 1 {st.phase1_seconds:.2f}s, phase 2 {st.phase2_seconds:.2f}s, "
-          f"emit {st.emit_seconds:.2f}s")
+    say = functools.partial(print, file=sys.stderr if ns.output == "-" else sys.stdout)
+    say(f"{ns.kernel} -> {ns.output}: {res.program.executed()} instructions, cost {res.cost:g} "
+        f"(candidate {st.best_index} of {st.candidates}; {st.pii_graphs} pii graphs, {st.orders_tried} orders)")
+    say(f"  time {st.seconds:.2f}s: phase 1 {st.phase1_seconds:.2f}s, phase 2 {st.phase2_seconds:.2f}s, "
+        f"emit {st.emit_seconds:.2f}s")
     if res.parts:
         why = "the whole kernel: none found within its share of the time"
         if res.part_kind == "piece":
             why += ", or loops that compute a broadcast value in every iteration, which cost more"
-        print(f"  in {len(res.parts)} {res.part_kind}s, one program each in sequence: {res.describe_loops()} ({why})")
+        say(f"  in {len(res.parts)} {res.part_kind}s, one program each in sequence: {res.describe_loops()} ({why})")
     elif res.tiling is not None:
-        print(f"  strip-mined: {res.describe_loops()} "
-              "(straight-line code: too large, or none found within its share of the time)")
+        say(f"  strip-mined: {res.describe_loops()} "
+            "(straight-line code: too large, or none found within its share of the time)")
     if ns.verify:
         problems = verify(target, res)
         if problems:
             for p in problems:
                 print(f"MISMATCH {p}", file=sys.stderr)
             raise ActgenError(f"the compiled program does not compute {ns.kernel} (a bug in actgen)")
-        print("  verified: the simulator matches the reference interpreter on random inputs")
+        say("  verified: the simulator matches the reference interpreter on random inputs")
     return 0
 
 
@@ -264,7 +274,7 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                      help="write the timing model's engine timeline as Chrome-trace/Perfetto JSON")
 
     isel = sub.add_parser("isel", help="phase 1 only: print the pii graphs instruction selection finds")
-    isel.add_argument("kernel", help="HLO module (as jax.jit(f).lower(...).as_text(dialect='hlo') prints it)")
+    isel.add_argument("kernel", help=KERNEL_HELP)
     isel.add_argument("--show", type=at_least(int, 0), default=1, metavar="N",
                       help="print the first N pii graphs (default 1)")
     isel.add_argument("--dot", metavar="FILE", help="write Graphviz of the first pii graph")
@@ -274,8 +284,9 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                       help="seconds for phase 1 (default 20)")
 
     comp = sub.add_parser("compile", help="compile an HLO kernel to an assembly program")
-    comp.add_argument("kernel", help="HLO module (as jax.jit(f).lower(...).as_text(dialect='hlo') prints it)")
-    comp.add_argument("-o", "--output", required=True, help="assembly program to write (.s)")
+    comp.add_argument("kernel", help=KERNEL_HELP)
+    comp.add_argument("-o", "--output", required=True, help="assembly program to write (.s); - for standard output "
+                      "(the status then goes to standard error)")
     comp.add_argument("--json", metavar="FILE", help="also write the program, cost and statistics as JSON")
     comp.add_argument("--verify", action="store_true",
                       help="run the program on the simulator against the reference interpreter; fail on mismatch")

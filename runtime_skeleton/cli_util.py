@@ -99,10 +99,10 @@ def refuse_overwrite(writes: dict[str, str | None], reads: dict[str, str | None]
     ({"the kernel": path}) or another it writes: nothing the user wrote is overwritten."""
     seen: dict[str, str] = {}
     for role, path in reads.items():
-        if path is not None:
+        if path is not None and path != "-":  # standard input
             seen.setdefault(_identity(path), f"{role} {path}")
     for opt, path in writes.items():
-        if path is None:
+        if path is None or path == "-":  # standard output
             continue
         key = _identity(path)
         if key in seen:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+from typing import Any
 
 from . import budget
 from .direct import CompileError, CompileOptions, CompileResult, compile_direct
-from .hlo import parse_file, parse_module
+from .errors import HloError
+from .hlo import jax_module, kernel_module
 from .ir.empty import drop_empty, empty_value
 from .ir.graph import Module
 from .ir.inline import inline_calls
@@ -52,20 +54,34 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
     return dataclasses.replace(res, module=module)  # checked against the kernel as written
 
 
-def load_kernel(source: str | pathlib.Path) -> Module:
-    """A path to an HLO file, or HLO text."""
-    if isinstance(source, pathlib.Path) or ("\n" not in source and "{" not in source):
-        return parse_file(source)
-    return parse_module(source, "<hlo>")
+def load_kernel(source: Any) -> Module:
+    """A kernel from a path (``pathlib.Path``), text, bytes, a Module, a
+    ``jax.stages.Lowered`` or an ``XlaComputation`` (``hlo.kernel_module``). A ``str`` is
+    always text, never a file name."""
+    try:
+        return kernel_module(source)
+    except HloError as err:
+        if isinstance(source, str) and "\n" not in source.strip() and pathlib.Path(source.strip()).is_file():
+            raise HloError(f"{err.message} (a str is HLO text: to read the file '{source.strip()}', pass "
+                           f"pathlib.Path('{source.strip()}'))", err.loc) from None
+        raise
 
 
-def compile_hlo(target: TargetDef, source: str | pathlib.Path, opts: CompileOptions | None = None,
-                **options) -> CompileResult:
-    """Compile HLO (text, or a path to a file) for the target.
+def compile_hlo(target: TargetDef, source: Any, opts: CompileOptions | None = None, **options) -> CompileResult:
+    """Compile a kernel for the target: a path (``pathlib.Path``), HLO or StableHLO text,
+    a serialized HloModuleProto (bytes), or a ``jax.stages.Lowered`` (``load_kernel``).
 
     Keyword options override fields of CompileOptions (timeout, deterministic, patience)."""
     opts = dataclasses.replace(opts or CompileOptions(), **options)
     return compile_module(target, load_kernel(source), opts)
+
+
+def compile_jax(target: TargetDef, fn: Any, *args: Any, opts: CompileOptions | None = None,
+                **options) -> CompileResult:
+    """Compile the kernel JAX traces from ``fn`` on example arguments ``args`` (arrays or
+    ``jax.ShapeDtypeStruct``s) for the target; needs jax (``pip install 'actgen[jax]'``)."""
+    opts = dataclasses.replace(opts or CompileOptions(), **options)
+    return compile_module(target, jax_module(fn, *args), opts)
 
 
 def verify(target: TargetDef, result: CompileResult, seeds: tuple[int, ...] = (0, 1)) -> list[str]:

@@ -2,10 +2,12 @@
 # change the .isa file and run `actgen targets/qkv.isa -o <dir>` again.
 """Backend for the qkv accelerator.
 
-    from generated.qkv import compile_hlo, verify
-    result = compile_hlo("kernel.hlo")      # HLO text or a path
-    print(result.text)                      # the assembly program
-    assert verify(result) == []             # simulator vs reference interpreter
+    from pathlib import Path
+    from generated.qkv import compile_hlo, compile_jax, verify
+    result = compile_hlo(Path("kernel.hlo"))  # a path, HLO or StableHLO text, a jax Lowered
+    result = compile_jax(f, *example_args)    # a JAX function (needs jax)
+    print(result.text)                        # the assembly program
+    assert verify(result) == []               # simulator vs reference interpreter
 """
 from pathlib import Path
 
@@ -22,11 +24,19 @@ def __getattr__(name: str):  # noqa: ANN202 - the compiler (egglog, CP-SAT) is i
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def compile_hlo(source: "str | Path", opts: "CompileOptions | None" = None, **options) -> "CompileResult":
-    """Compile an XLA-HLO kernel for qkv; options: timeout, deterministic, patience."""
+def compile_hlo(source: "str | bytes | Path", opts: "CompileOptions | None" = None, **options) -> "CompileResult":
+    """Compile a kernel for qkv: a path, HLO or StableHLO text (a str is always text),
+    a serialized HloModuleProto, or a jax.stages.Lowered; options: timeout, deterministic, patience."""
     from runtime_skeleton import compile as _compile
 
     return _compile.compile_hlo(TARGET, source, opts, **options)
+
+
+def compile_jax(fn, *args, opts: "CompileOptions | None" = None, **options) -> "CompileResult":  # noqa: ANN001
+    """Compile the kernel JAX traces from ``fn`` on example arguments ``args`` for qkv."""
+    from runtime_skeleton import compile as _compile
+
+    return _compile.compile_jax(TARGET, fn, *args, opts=opts, **options)
 
 
 def verify(result: "CompileResult", seeds: "tuple[int, ...]" = (0, 1)) -> "list[str]":
@@ -36,4 +46,4 @@ def verify(result: "CompileResult", seeds: "tuple[int, ...]" = (0, 1)) -> "list[
     return _compile.verify(TARGET, result, seeds)
 
 
-__all__ = ["TARGET", "CompileError", "CompileOptions", "CompileResult", "compile_hlo", "verify"]
+__all__ = ["TARGET", "CompileError", "CompileOptions", "CompileResult", "compile_hlo", "compile_jax", "verify"]

@@ -1,4 +1,4 @@
-"""``python -m runtime_skeleton.hlo FILE.hlo [--print]``: parse and type-check an HLO file."""
+"""``python -m runtime_skeleton.hlo FILE [--print]``: parse and type-check a kernel file."""
 from __future__ import annotations
 
 import argparse
@@ -6,7 +6,7 @@ import sys
 
 from ..cli_util import add_common_flags, run_cli
 from ..ir.graph import Module
-from .parser import parse_file
+from .forms import read_kernel as parse_file
 from .printer import print_module, print_type
 
 
@@ -20,12 +20,13 @@ def summary(m: Module) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m runtime_skeleton.hlo",
-        description="Parse and type-check an HLO text file as JAX or XLA print it "
-                    "(jax.jit(f).lower(...).as_text(dialect='hlo'), or an XLA dump). "
+        description="Parse and type-check a kernel: HLO text as JAX or XLA print it "
+                    "(jax.jit(f).lower(...).as_text(dialect='hlo'), or an --xla_dump_to file), StableHLO text "
+                    "(JAX's default as_text()) or a serialized HloModuleProto (these two need jax installed). "
                     "Prints a one-line summary; errors print as file:line:col: message and exit with status 2.",
     )
     add_common_flags(ap)
-    ap.add_argument("file", help="the .hlo text file")
+    ap.add_argument("file", help="the kernel file; - for standard input")
     ap.add_argument("--print", action="store_true", dest="reprint",
                     help="print the canonical HLO text instead of the summary")
     args = ap.parse_args(argv)

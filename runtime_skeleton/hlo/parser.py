@@ -36,7 +36,7 @@ from .lexer import EOF, IDENT, NUMBER, PUNCT, STRING, Source, Token, tokenize
 SKIPPED_ATTRS = frozenset({
     "metadata", "sharding", "frontend_attributes", "backend_config", "operand_precision",
     "precision_config", "algorithm", "result_accuracy", "origin", "statistics",
-    "control-predecessors", "parameter_replication", "inferred_dimension",
+    "control-predecessors", "parameter_replication", "inferred_dimension", "kind",
 })
 
 _DOT_DIMS = ("lhs_batch_dims", "lhs_contracting_dims", "rhs_batch_dims", "rhs_contracting_dims")
@@ -646,6 +646,8 @@ class _Parser:
         ty = self.parse_type()
         op_tok = self.peek()
         opcode, _ = self.parse_name("an opcode")
+        if opcode == "fusion":  # XLA's optimized HLO: a call of its fused computation (``kind`` says how)
+            opcode = "call"
         if opcode in KNOWN_UNSUPPORTED:
             raise self.error(f"HLO op '{opcode}' is not supported by actgen", op_tok)
         if opcode not in ALL_OPS:
@@ -739,6 +741,7 @@ class _Parser:
                     entry_layout = self._parse_entry_layout()
                 else:
                     self.skip_value(key)
+        self._skip_debug_sections()
         if self.peek().kind == EOF:
             raise self.error("expected a computation or an instruction, found end of input", self.peek())
         if self._instruction_ahead():  # a bare body: instructions without computation braces
@@ -752,6 +755,17 @@ class _Parser:
         while self.peek().kind != EOF:
             computations.append(self.parse_computation())
         return _RawModule(name, self.loc(first), entry_layout, computations)
+
+    def _skip_debug_sections(self) -> None:
+        """XLA's source-location tables between the header and the computations (an
+        ``--xla_dump_to`` file): ``FileNames`` then lines ``1 "x.py"``, ``StackFrames`` then
+        lines ``1 {file_location_id=1 parent_frame_id=1}``. A computation of that name is
+        followed by ``(`` or ``{``, not by an entry number."""
+        while self.peek().kind == IDENT and self.peek().text in DEBUG_SECTIONS and self.peek(1).kind == NUMBER:
+            section = self.next().text
+            while self.peek().kind == NUMBER:
+                self.parse_int(f"an entry number in {section}")
+                self.skip_value(f"{section} entry")
 
     def _parse_entry_layout(self) -> tuple[list[Type], Type, SourceLoc]:
         open_tok = self.expect("{", " to start entry_computation_layout")
@@ -767,6 +781,8 @@ class _Parser:
         self.expect("}", " to close entry_computation_layout")
         return params, result, self.loc(open_tok)
 
+
+DEBUG_SECTIONS = frozenset({"FileNames", "FunctionNames", "FileLocations", "StackFrames"})
 
 _ATTR_PARSERS: dict[str, Callable[[_Parser], Any]] = {
     "dimensions": _Parser._int_list,
@@ -1068,5 +1084,6 @@ def parse_type(
 
 
 def parse_file(path: str | Path) -> Module:
-    """Parse an .hlo file; errors are located in ``path``."""
+    """Parse an .hlo file of HLO text; errors are located in ``path`` (``forms.read_kernel``
+    reads every form of kernel file)."""
     return parse_module(read_source(path, HloError), str(path))

@@ -51,7 +51,7 @@ COMPARISON_DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 KNOWN_UNSUPPORTED = frozenset({
     "while", "conditional", "custom-call", "sort", "scatter", "gather", "rng",
     "rng-bit-generator", "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
-    "collective-permute", "send", "recv", "infeed", "outfeed", "fusion", "map",
+    "collective-permute", "send", "recv", "infeed", "outfeed", "map",
     "select-and-scatter", "batch-norm-training", "batch-norm-inference", "fft",
     "triangular-solve", "cholesky", "bitcast", "reduce-precision", "after-all",
     "partition-id", "replica-id", "domain", "add-dependency", "optimization-barrier",

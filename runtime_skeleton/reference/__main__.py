@@ -34,7 +34,8 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_common_flags(p)
-    p.add_argument("kernel", help="HLO text file (as printed by XLA/JAX)")
+    p.add_argument("kernel", help="kernel file: HLO text, an XLA dump, StableHLO or a serialized "
+                   "HloModuleProto (the last two need jax installed); - for standard input")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--inputs", metavar="IN.npz", help="input arrays arg0, arg1, ...")
     src.add_argument("--random", metavar="SEED", type=at_least(int, 0), help="generate deterministic random inputs")
