@@ -11,8 +11,10 @@ import time
 from itertools import groupby
 
 from .. import budget
+from ..errors import ActgenError
 from ..isel.extract import PiiGraph
 from ..target import TargetDef
+from .check import violations
 from .construct import construct, tied_overlap
 from .liveness import LiveRange, interference, is_identity, live_ranges
 from .order import inseparable, serialized, topological_orders
@@ -97,6 +99,10 @@ def allocate(target: TargetDef, g: PiiGraph, order: list[int], opts: SolveOption
     from .cpsat import solve  # ortools is imported only for the allocations first fit does not find
 
     found = solve(target, g, order, ranges, opts, explain)
+    wrong = violations(target, g, ranges, found)
+    if wrong:  # the CP-SAT model and the verifier disagree: never use such an allocation
+        raise ActgenError("CP-SAT's allocation breaks " + "; ".join(f"{fam}: {what}" for fam, what in wrong[:3])
+                          + " (a bug in actgen's CP-SAT model or in alloc/check.py)")
     found.seconds = time.perf_counter() - t0
     return found
 

@@ -33,8 +33,8 @@ class Rule:
     apply: Applier = field(compare=False)
     exact: bool = True  # holds for every shape (and is proved with z3 where stated)
     doc: str = ""
-    expansive: bool = False  # grows the e-graph by a factor (splits, identity matmuls); documentation only:
-    # phase 1's schedule holds back only the splits (phase1.is_split)
+    expansive: bool = False  # grows the e-graph by a factor (splits, identity matmuls): phase 1's cheap-first
+    # schedule holds such rules back (phase1.is_expansive), its lowering-first schedule only the splits (is_split)
     watch_operands: int = 0  # 1 or 2: fire again when a class that many levels below has gained nodes
     # the e-class types it can match at (None: any); asked once per class and type, before anything else
     accepts: Callable[[TensorType], bool] | None = field(default=None, compare=False)
