@@ -271,7 +271,8 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                      help="also run the kernel on the reference interpreter and fail (exit 1) on mismatch; "
                           "the roofline counts the kernel's flops")
     run.add_argument("--trace", metavar="FILE.json",
-                     help="write the timing model's engine timeline as Chrome-trace/Perfetto JSON")
+                     help="write the timing model's engine timeline as Chrome-trace/Perfetto JSON "
+                          "(microseconds of the target's clock; each event's cycles among its args)")
 
     isel = sub.add_parser("isel", help="phase 1 only: print the pii graphs instruction selection finds")
     isel.add_argument("kernel", help=KERNEL_HELP)

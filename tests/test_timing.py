@@ -124,9 +124,14 @@ def test_trace_json_has_one_event_per_instruction_on_engine_tracks():
     assert len(xs) == len(prog.instructions) == 16
     tracks = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
     assert sorted(tracks.values()) == sorted(AMX_ENGINES)
+    us = 1e6 / AMX.clock_hz  # Trace Event Format: ts and dur in microseconds
     for e, ci, it in zip(xs, prog.instructions, t.instrs):
-        assert (tracks[e["tid"]], e["ts"], e["dur"]) == (it.engine, it.start, it.end - it.start)
+        assert tracks[e["tid"]] == it.engine
+        assert (e["args"]["start_cycle"], e["args"]["cycles"]) == (it.start, it.end - it.start)
+        assert e["ts"] == pytest.approx(it.start * us) and e["dur"] == pytest.approx((it.end - it.start) * us)
         assert e["args"]["text"].split()[0] == ci.name
+    assert trace["otherData"]["time_unit"] == "microseconds"
+    assert max(e["ts"] + e["dur"] for e in xs) == pytest.approx(t.cycles * us)
 
 
 AMX_ENGINES = ["tmul", "load", "store", "vec"]

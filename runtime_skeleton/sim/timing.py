@@ -59,8 +59,10 @@ class Timing:
         return self.busy.get(engine, 0) / self.cycles if self.cycles else 0.0
 
     def trace_json(self) -> str:
-        """Chrome-trace / Perfetto JSON: one track (thread) per engine, one complete
-        ("X") event per instruction; ts and dur are in cycles."""
+        """Chrome-trace / Perfetto JSON (Trace Event Format): one track (thread) per engine,
+        one complete ("X") event per instruction; ``ts`` and ``dur`` in microseconds of the
+        target's clock, as the format defines them, and in cycles among the event's args."""
+        us = 1e6 / self.clock_hz if self.clock_hz else 1e-3  # a target without a clock: 1 GHz
         tids = {e: i for i, e in enumerate(self.busy, start=1)}
         events: list[dict] = [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "engines"}}]
         events += [{"name": "thread_name", "ph": "M", "pid": 1, "tid": t, "args": {"name": e}} for e, t in tids.items()]
@@ -68,10 +70,12 @@ class Timing:
                    for t in tids.values()]
         for i, (t, ci) in enumerate(zip(self.instrs, self.ops)):
             events.append({"name": ci.name, "cat": t.engine, "ph": "X", "pid": 1, "tid": tids[t.engine],
-                           "ts": t.start, "dur": t.end - t.start,
-                           "args": {"index": i, "text": instr_text(ci)}})
+                           "ts": t.start * us, "dur": (t.end - t.start) * us,
+                           "args": {"index": i, "text": instr_text(ci), "start_cycle": t.start,
+                                    "cycles": t.end - t.start}})
         return json.dumps({"traceEvents": events, "displayTimeUnit": "ns",
-                           "otherData": {"time_unit": "cycles", "cycles": self.cycles, "clock_hz": self.clock_hz}})
+                           "otherData": {"time_unit": "microseconds", "cycles": self.cycles,
+                                         "clock_hz": self.clock_hz or 1e9}})
 
 
 def time_program(target: TargetDef, prog: Program) -> Timing:
