@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import progress
 from .cli_util import add_common_flags, at_least, refuse_overwrite, run_cli
 from .errors import ActgenError, SourceLoc, read_source
 from .target import TargetDef
@@ -210,7 +211,8 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     refuse_overwrite({"-o": ns.output, "--json": ns.json}, {"the kernel": ns.kernel})
     opts = CompileOptions(timeout=ns.timeout, deterministic=ns.deterministic, patience=ns.patience,
                           tiling=not ns.no_tiling, jobs=ns.jobs, tiles_first=ns.tiles_first)
-    res = compile_hlo(target, pathlib.Path(ns.kernel), opts)
+    with progress.shown(f"compiling {ns.kernel}", enabled=False if ns.quiet else None):
+        res = compile_hlo(target, pathlib.Path(ns.kernel), opts)
     if ns.output == "-":  # the program on standard output, the status on standard error
         sys.stdout.write(res.text)
         sys.stdout.flush()
@@ -220,6 +222,8 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
         pathlib.Path(ns.json).write_text(json.dumps(res.json(), indent=1) + "\n")
     st = res.stats
     say = functools.partial(print, file=sys.stderr if ns.output == "-" else sys.stdout)
+    if ns.quiet:
+        say = _silent
     say(f"{ns.kernel} -> {ns.output}: {res.program.executed()} instructions, cost {res.cost:g} "
         f"(candidate {st.best_index} of {st.candidates}; {st.pii_graphs} pii graphs, {st.orders_tried} orders)")
     say(f"  time {st.seconds:.2f}s: phase 1 {st.phase1_seconds:.2f}s, phase 2 {st.phase2_seconds:.2f}s, "
@@ -240,6 +244,10 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
             raise ActgenError(f"the compiled program does not compute {ns.kernel} (a bug in actgen)")
         say("  verified: the simulator matches the reference interpreter on random inputs")
     return 0
+
+
+def _silent(*_args: object, **_kwargs: object) -> None:
+    pass
 
 
 def _fuzz(target: TargetDef, ns: argparse.Namespace) -> int:
@@ -305,6 +313,8 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                       help="compile the loop-nest candidates of a large kernel in N processes at once; faster, "
                            "but which program wins then depends on the machine (default 1)")
     comp.add_argument("--tiles-first", action=argparse.BooleanOptionalAction, default=None, help=TILES_FIRST_HELP)
+    comp.add_argument("-q", "--quiet", action="store_true",
+                      help="print nothing but errors (no status line while it compiles, no summary)")
 
     fz = sub.add_parser("fuzz", help="compile and verify random kernels of Act's ten fuzzing operators (Act §9.4)")
     fz.add_argument("--n", type=at_least(int, 0), default=20, help="number of kernels (default 20)")

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from . import budget
+from . import budget, progress
 from .alloc.allocate import Allocation, AllocationFailed, SolveOptions, phase2
 from .alloc.remat import rematerialized
 from .alloc.views import simplified
@@ -241,6 +241,8 @@ def compile_direct(target: TargetDef, module: Module, opts: CompileOptions, dead
             for i, cand in enumerate(cands, start=1):
                 stats.candidates = i
                 cost = opts.cost(target, cand.program)
+                progress.note(f"candidate {i}, cost {cost:g}" + (f" (best {min(cost, best[0]):g})" if best else ""),
+                              step=True)
                 if best is None or cost < best[0]:
                     best, when_best, stats.best_index = (cost, cand), cand.found_at - w0, i
                 elif cand.found_at - w0 > opts.patience * when_best:

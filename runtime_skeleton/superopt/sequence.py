@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .. import budget
+from .. import budget, progress
 from ..direct import CompileError, CompileOptions, CompileResult, CompileStats
 from ..errors import ActgenError
 from ..ir.graph import Module
@@ -69,6 +69,7 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
     for n, k in enumerate(distinct):
         now = budget.now()
         share = (deadline - now) / (len(distinct) - n)
+        progress.note(f"{plan.kind} {n + 1} of {len(distinct)}")
         try:
             done[k] = compile_one(target, plan.parts[k].module, opts, now + share)
         except ActgenError as err:

@@ -27,7 +27,7 @@ import math
 import time
 from dataclasses import dataclass
 
-from .. import budget
+from .. import budget, progress
 from ..errors import ActgenError
 from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
 from ..ir.graph import Module
@@ -151,6 +151,9 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
             why.append("the time limit")
             break
         until = _until(options, n, opts, now, deadline) if best is None else min(deadline, now + opts.patience * spent)
+        if depth == 0:
+            progress.note(f"{'straight-line' if option is DIRECT else _option_text(option)} "
+                          f"(option {n + 1} of {len(options)})")
         try:
             found = _evaluate(target, ctx, option, opts, until, depth, kernel)
         except (NotTileable, CompileError) as err:

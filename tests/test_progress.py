@@ -1,0 +1,28 @@
+"""The status line of a long compilation: it shows the compiler's notes and changes nothing."""
+import pathlib
+
+from runtime_skeleton import progress
+from runtime_skeleton.compile import CompileOptions, compile_hlo
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def test_notes_reach_the_display_and_change_nothing(monkeypatch):
+    from generated import gemmini
+
+    kernel = ROOT / "examples/kernels/gemmini_ab_plus_c.hlo"
+    opts = CompileOptions(timeout=20)
+    quiet = compile_hlo(gemmini.TARGET, kernel, opts).text
+    seen: list[str] = []
+    monkeypatch.setattr(progress, "_listener", seen.append)
+    assert compile_hlo(gemmini.TARGET, kernel, opts).text == quiet
+    assert any(s.startswith("straight-line (option 1 of") for s in seen)
+    assert any(", candidate 1, cost" in s for s in seen)
+
+
+def test_the_display_ends_with_its_block(capsys):
+    with progress.shown("compiling k", enabled=True):
+        progress.note("straight-line")
+        progress.note("candidate 1", step=True)
+    assert progress._listener is None and progress._context == ""
+    progress.note("nobody listens")  # no display: nothing happens
