@@ -13,6 +13,7 @@ import sys
 from runtime_skeleton.cli_util import add_common_flags, run_cli
 from runtime_skeleton.errors import ActgenError, read_source
 
+from .facts import FACTS_FILE, derived_facts
 from .render import FILES, HEADER_MARK, render
 
 USAGE = """actgen FILE.isa -o DIR      generate the backend package for FILE.isa into DIR
@@ -53,7 +54,7 @@ def write_package(files: dict[str, str], out: pathlib.Path, force: bool) -> None
         raise ActgenError(f"{out}: directory is not empty and is not an earlier actgen output; refusing to "
                           f"overwrite it (choose another -o, or pass --force)")
     out.mkdir(parents=True, exist_ok=True)
-    for name in FILES:
+    for name in FILES + (FACTS_FILE,):
         stale = out / name
         if stale.is_file() and stale.read_text().startswith(HEADER_MARK):
             stale.unlink()
@@ -70,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
             add_common_flags(ap)
             ap.add_argument("isa", help="the .isa file")
             ns = ap.parse_args(args[1:])
-            spec, _, _ = load(ns.isa)
+            spec, label, text = load(ns.isa)
+            derived_facts(render(spec, label, text), spec.name)  # what the compiler derives must derive
             n = len(spec.instructions)
             print(f"{ns.isa}: ok: target {spec.name}, {len(spec.all_buffers)} buffers, {n} instructions")
             return 0
@@ -87,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         ns = ap.parse_args(args)
         spec, label, text = load(ns.isa)
         out = pathlib.Path(ns.output)
-        write_package(render(spec, label, text), out, ns.force)
+        files = render(spec, label, text)
+        files[FACTS_FILE] = derived_facts(files, spec.name)
+        write_package(files, out, ns.force)
         print(f"{ns.isa}: generated backend for {spec.name} ({len(spec.instructions)} instructions) in {out}")
         return 0
 

@@ -119,6 +119,7 @@ class TargetDef:
     clock_hz: float | None = None
     peaks: tuple[Peak, ...] = ()
     bandwidths: tuple[Bandwidth, ...] = ()
+    package: str | None = None  # the module that imports it (``generated.gemmini``): how worker processes load it
 
     @property
     def hbm(self) -> BufferDef:

@@ -73,3 +73,23 @@ def test_a_package_generated_elsewhere_runs_beside_the_shipped_ones(tmp_path):
         assert r.returncode == 0 and r.stdout.startswith(f"target {t} "), r.stderr
     assert not (ROOT / "generated" / "__init__.py").exists()
 
+
+
+def test_a_target_generated_anywhere_is_found_by_its_package(tmp_path):
+    isa = (ROOT / "targets" / "qkv.isa").read_text().replace("target qkv", "target mytgt", 1)
+    (tmp_path / "mytgt.isa").write_text(isa)
+    assert main([str(tmp_path / "mytgt.isa"), "-o", str(tmp_path / "tools" / "mytgt")]) == 0
+    probe = ("from tools.mytgt import TARGET; from runtime_skeleton.superopt.parallel import package_name; "
+             "from runtime_skeleton.fuzz.profile import resolve_target; "
+             "print(package_name(TARGET), resolve_target(package_name(TARGET)) is TARGET)")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+    assert r.stdout.split() == ["tools.mytgt", "True"], r.stderr
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_info_facts_prints_the_generated_facts(target):
+    r = subprocess.run([sys.executable, "-m", f"generated.{target}", "info", "--facts"], capture_output=True,
+                       text=True, cwd=ROOT)
+    facts = (ROOT / "generated" / target / "facts.txt").read_text()
+    assert r.returncode == 0 and facts.endswith(r.stdout) and r.stdout.startswith(f"target {target}\n")
+    assert "rows one instruction writes, per on-chip buffer:" in r.stdout

@@ -1294,4 +1294,5 @@ TARGET = TargetDef(
     clock_hz=2000000000.0,
     peaks=(Peak('tmul', 's8', 2048.0), Peak('tmul', 'bf16', 1024.0), Peak('vec', 'f32', 64.0)),
     bandwidths=(Bandwidth('d0', 'tmm', 64.0), Bandwidth('tmm', 'd0', 64.0), Bandwidth('d0', 'zmm', 64.0), Bandwidth('zmm', 'd0', 64.0)),
+    package=__package__,
 )

@@ -717,4 +717,5 @@ TARGET = TargetDef(
     clock_hz=1000000000.0,
     peaks=(Peak('array', 's8', 512.0),),
     bandwidths=(Bandwidth('d0', 'sp', 16.0), Bandwidth('d0', 'acc', 16.0), Bandwidth('acc', 'd0', 16.0), Bandwidth('sp', 'd0', 16.0)),
+    package=__package__,
 )

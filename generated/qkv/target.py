@@ -262,4 +262,5 @@ TARGET = TargetDef(
     clock_hz=1000000000.0,
     peaks=(Peak('gemm', 'bf16', 8192.0), Peak('softmax', 'bf16', 64.0)),
     bandwidths=(Bandwidth('d0', 'd1', 128.0), Bandwidth('d1', 'd0', 128.0), Bandwidth('d2', 'd1', 128.0)),
+    package=__package__,
 )

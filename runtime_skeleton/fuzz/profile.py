@@ -46,10 +46,11 @@ class Profile:
 
 
 def resolve_target(target: TargetDef | str) -> TargetDef:
-    """A TargetDef, or the name of a generated package (``gemmini`` -> generated.gemmini)."""
+    """A TargetDef, or its generated package: a module path (``mypkg.mytgt``), or a bare
+    name for one in ``generated/`` (``gemmini`` -> generated.gemmini)."""
     if isinstance(target, TargetDef):
         return target
-    return importlib.import_module(f"generated.{target}").TARGET
+    return importlib.import_module(target if "." in target else f"generated.{target}").TARGET
 
 
 def _accumulator(dt: str, have: set[str]) -> str:

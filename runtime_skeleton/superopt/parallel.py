@@ -3,7 +3,7 @@
 Workers are spawned, not forked: egglog's and CP-SAT's thread pools do not
 survive a fork (a forked child waits forever on threads it does not have). A
 job is a module-level function and picklable arguments; a target travels as the
-name of its generated package. Results arrive in completion order; when the
+module path of its generated package. Results arrive in completion order; when the
 caller stops asking, the workers are terminated, so candidates still running do
 not outlive the search.
 """
@@ -19,15 +19,20 @@ from ..target import TargetDef
 
 
 def package_name(t: TargetDef) -> str | None:
-    """The name that imports ``t`` from generated/ (None: it does not come from there)."""
+    """The module that imports ``t`` (``generated.gemmini``, or wherever ``actgen -o`` put
+    it); None when ``t`` was not imported from a package (workers could not load it)."""
+    if not t.package:
+        return None
     try:
-        return t.name if target_named(t.name) is t else None
+        return t.package if target_named(t.package) is t else None
     except ImportError:
         return None
 
 
 def target_named(name: str) -> TargetDef:
-    return importlib.import_module(f"generated.{name}").TARGET
+    """The target of a generated package: a module path (``mypkg.mytgt``), or a bare name
+    for one in ``generated/`` (``gemmini``)."""
+    return importlib.import_module(name if "." in name else f"generated.{name}").TARGET
 
 
 def can_start_workers() -> bool:

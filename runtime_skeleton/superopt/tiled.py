@@ -36,6 +36,7 @@ from ..layout import byte_size
 from ..sim.program import Program
 from ..sim.roofline import roofline
 from ..target import TargetDef
+from ..target_info import target_info
 from . import parallel
 from .capacity import combining_buffers, kernel_rows
 from .loops import Piece, cheapest_checked, looped_programs
@@ -342,26 +343,11 @@ def _row_bytes(target: TargetDef, t: TensorType) -> int:
     return min(b.row_nbytes for b in same) if same else 1
 
 
-def _rows_per_write(target: TargetDef, buffer: str) -> int:
-    """The most rows of ``buffer`` one instruction writes (computing attributes at their
-    largest): a Gemmini accumulator or AMX tile takes 16 at once, a zmm register 1."""
-    most = 1
-    for ins in target.instructions.values():
-        if ins.output.buffer != buffer:
-            continue
-        a = {d.name: d.hi for d in ins.comp_attrs} | {d.name: d.lo for d in ins.addr_attrs}
-        try:
-            if ins.e(a):
-                most = max(most, int(ins.h(a)[0][1][-1]))
-        except Exception:  # noqa: BLE001  (attributes at their bounds may not make a valid instruction)
-            continue
-    return most
-
-
 def _natural_rows(target: TargetDef, t: TensorType) -> int:
     """Rows of a natural output block: the most any on-chip buffer that holds t's
     values takes in one instruction (1 when none holds it)."""
-    return max([_rows_per_write(target, b) for b in accumulator_buffers(target, t)] + [1])
+    info = target_info(target)
+    return max([info.rows_written(b) for b in accumulator_buffers(target, t)] + [1])
 
 
 def _natural_contraction(target: TargetDef, t: TensorType, opcode: str = "dot") -> int:
@@ -369,20 +355,7 @@ def _natural_contraction(target: TargetDef, t: TensorType, opcode: str = "dot") 
     values (its semantics' dot or reduce, as ``opcode`` asks, attributes at their
     largest): Gemmini's DIM, 64 bytes of A a row for AMX's int8 tile op, 1 for a
     vector FMA (no dot) or a vector add (no reduce: a reduction loop adds a row a step)."""
-    held = set(accumulator_buffers(target, t))
-    most = 1
-    for ins in target.instructions.values():
-        if ins.output.buffer not in held:
-            continue
-        try:
-            comp = target.semantics(ins, {d.name: d.hi for d in ins.comp_attrs}).entry_computation
-        except ActgenError:
-            continue
-        for op in (i for i in comp.instructions if i.opcode == opcode):
-            x = comp[op.operands[0]].tensor_type
-            dims = op.attrs.get("lhs_contracting_dims", ()) if opcode == "dot" else op.attrs["dimensions"]
-            most = max(most, math.prod(x.shape[d] for d in dims))
-    return most
+    return target_info(target).longest_contraction(accumulator_buffers(target, t), opcode)
 
 
 def _preferred(target: TargetDef, module: Module, options: list) -> list:
