@@ -62,7 +62,7 @@ def _run(target: TargetDef, ns: argparse.Namespace) -> int:
     from .hlo import parse_file
     from .reference.npz_io import load_inputs, random_inputs, save_arrays
     from .sim import parse_program, roofline, run_program, time_program
-    from .sim.program import ProgramError
+    from .program import ProgramError
 
     refuse_overwrite({"-o": ns.output, "--trace": ns.trace},
                      {"the program": ns.program, "the inputs": ns.inputs, "the kernel": ns.expect})

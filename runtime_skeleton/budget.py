@@ -35,6 +35,7 @@ COST = {
     "order": 7e-6,  # per instruction of an order whose live ranges are computed
     "alloc": 10e-6,  # per instruction placed by first fit
     "step": 35e-6,  # one instruction checked in a loop program
+    "query": 8e-3,  # one z3 query over a loop instruction's iterations (program/verify.py)
 }
 WALL_FACTOR = 3.0  # the wall-clock cap of a compilation, in multiples of its work budget
 

@@ -29,7 +29,7 @@ from .isel.extract import PiiGraph
 from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph, Room
 from .layout import byte_size
 from .sim.cost import cycles
-from .sim.program import Program, print_program
+from .program import Program, print_program
 from .superopt.reduction import Split
 from .superopt.strip import Tiling
 from .target import TargetDef

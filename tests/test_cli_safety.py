@@ -56,7 +56,7 @@ def test_files_that_are_not_utf8_are_located_errors(tmp_path):
     from isa_lang.errors import IsaError
     from isa_lang.parser import parse_file
     from runtime_skeleton.errors import read_source
-    from runtime_skeleton.sim.program import ProgramError
+    from runtime_skeleton.program import ProgramError
 
     bad = tmp_path / "bad.isa"
     bad.write_bytes(b"target t\n\xff\xfe bad\n")

@@ -12,7 +12,7 @@ import pytest
 
 from runtime_skeleton import budget
 from runtime_skeleton.compile import CompileError, CompileOptions, compile_direct, compile_hlo, load_kernel, verify
-from runtime_skeleton.sim.program import parse_program
+from runtime_skeleton.program import parse_program
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

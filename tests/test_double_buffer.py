@@ -8,7 +8,7 @@ from generated.gemmini import TARGET as GEMMINI
 from program_rewrites import assert_same_results, rewritten
 from runtime_skeleton.reference.npz_io import random_inputs
 from runtime_skeleton.sim import run_program, time_program
-from runtime_skeleton.sim.program import Loop
+from runtime_skeleton.program import Loop
 from runtime_skeleton.superopt.double_buffer import double_buffered
 
 

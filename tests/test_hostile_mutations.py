@@ -89,7 +89,7 @@ def test_a_damaged_program_is_a_located_error_or_runs_on_the_simulator(data):
     from generated.gemmini import TARGET
     from runtime_skeleton.reference.npz_io import random_inputs
     from runtime_skeleton.sim import parse_program, run_program
-    from runtime_skeleton.sim.program import ProgramError
+    from runtime_skeleton.program import ProgramError
 
     def run(path):  # noqa: ANN001, ANN202
         from runtime_skeleton.errors import read_source

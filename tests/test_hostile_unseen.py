@@ -19,7 +19,7 @@ from runtime_skeleton.hlo import parse_module
 from runtime_skeleton.ir.dtypes import dtype
 from runtime_skeleton.ir.types import TensorType
 from runtime_skeleton.reference.npz_io import load_inputs
-from runtime_skeleton.sim.program import ProgramError, parse_program
+from runtime_skeleton.program import ProgramError, parse_program
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 QKV = ROOT / "targets" / "qkv.isa"

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from runtime_skeleton.sim.program import ProgramError, parse_program
+from runtime_skeleton.program import ProgramError, parse_program
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

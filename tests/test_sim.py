@@ -130,7 +130,7 @@ def test_cli_bad_program_exit_2(tmp_path):
 ])
 def test_a_program_running_too_many_steps_is_refused_at_its_loop(loops, line, fragment):
     """An empty loop of 10^9 trips hung the simulator as surely as 10^9 instructions."""
-    from runtime_skeleton.sim.program import MAX_EXECUTED
+    from runtime_skeleton.program import MAX_EXECUTED
 
     text = ".target gemmini\n.input arg0 s8[16,16] @0\n.output out0 s8[16,16] @256\n" + loops
     with pytest.raises(ActgenError) as info:

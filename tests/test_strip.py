@@ -16,7 +16,7 @@ from runtime_skeleton.layout import bflat, byte_size, unbflat
 from runtime_skeleton.reference import evaluate
 from runtime_skeleton.reference.npz_io import random_inputs
 from runtime_skeleton.sim import parse_program, print_program, time_program
-from runtime_skeleton.sim.program import Affine, Program, ProgramError
+from runtime_skeleton.program import Affine, Program, ProgramError
 from runtime_skeleton.superopt import OUTPUT, NotTileable, identity, strip, tile_sizes
 from runtime_skeleton.superopt.strip import cut_dimensions
 from runtime_skeleton.superopt.windows import windowed

@@ -20,7 +20,7 @@ from runtime_skeleton.hlo import parse_file
 from runtime_skeleton.sim import SimError, parse_program, roofline, time_program
 from runtime_skeleton.sim.cost import cycles, latency_sum
 from runtime_skeleton.sim.machine import _attributes
-from runtime_skeleton.sim.program import ConcreteInstr, Program
+from runtime_skeleton.program import ConcreteInstr, Program
 from runtime_skeleton.sim.roofline import kernel_flops, place
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 """The code emitter (Act §6.3, Appendix C.6): the concrete instruction stream in
 issue order, identity instructions dropped (they move no data), the constants
 concatenated into one constant section, and the HBM regions of the kernel's
-inputs and outputs as directives — the assembly format of ``sim.program``."""
+inputs and outputs as directives — the assembly format of ``program.text``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -14,7 +14,7 @@ from ..isel.convert import to_module
 from ..isel.extract import PiiGraph
 from ..layout import bflat
 from ..reference import evaluate
-from ..sim.program import ConcreteInstr, ConstData, Loop, Program, TensorDecl
+from ..program import ConcreteInstr, ConstData, Loop, Program, TensorDecl
 
 
 def constant_bytes(g: PiiGraph, v: int) -> bytes:

@@ -31,7 +31,7 @@ from ..isel.terms import UNDEF
 from ..isel.unread import unread_parameters
 from ..reference import evaluate
 from ..reference.npz_io import random_inputs
-from ..sim.program import Program
+from ..program import Program
 from ..target import InstructionDef, TargetDef
 
 MIN_INSTRUCTIONS, MAX_INSTRUCTIONS = 3, 30

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..target import TargetDef
-from .program import Loop, Program
+from ..program import Loop, Program
 from .timing import time_program
 
 

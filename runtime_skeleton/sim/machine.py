@@ -13,7 +13,7 @@ from ..errors import ActgenError, SourceLoc
 from ..layout import bflat, byte_size, unbflat
 from ..reference import evaluate
 from ..target import Bounds, InstructionDef, TargetDef
-from .program import ConcreteInstr, Program, TensorDecl
+from ..program import ConcreteInstr, Program, TensorDecl
 
 
 class SimError(ActgenError):

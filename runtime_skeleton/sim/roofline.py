@@ -40,7 +40,7 @@ from ..ir.types import TensorType
 from ..layout import byte_size
 from ..target import Peak, TargetDef
 from .machine import SimError, _attributes
-from .program import Program
+from ..program import Program
 
 FlopClass = tuple[str, str]  # ("dot" | "elementwise", dtype name)
 

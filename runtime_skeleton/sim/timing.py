@@ -32,7 +32,7 @@ import numpy as np
 
 from ..target import InstructionDef, TargetDef
 from .machine import SimError, _attributes, check_slice
-from .program import ConcreteInstr, Program, instr_text
+from ..program import ConcreteInstr, Program, instr_text
 
 Rect = tuple[tuple[int, int], ...]  # [lo, hi) per access dimension
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import TypeVar
 
 from ..layout import byte_size
-from ..sim.program import Affine, ConcreteInstr, Loop, Program, shift, value_at
+from ..program import Affine, ConcreteInstr, Loop, Program, shift, value_at
 from ..target import InstructionDef, TargetDef
 from .strip import NotTileable
 

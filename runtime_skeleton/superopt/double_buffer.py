@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import ActgenError
-from ..sim.program import Affine, Attr, ConcreteInstr, Item, Loop
+from ..program import Affine, Attr, ConcreteInstr, Item, Loop
 from ..target import TargetDef
 from .addressing import Rect, slices_at, start_attr
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import ActgenError
-from ..sim.program import Affine, Attr, ConcreteInstr, Item, Loop
-from ..sim.program import shift as shift_affine
+from ..program import Affine, Attr, ConcreteInstr, Item, Loop
+from ..program import shift as shift_affine
 from ..target import TargetDef
 from .addressing import Rect, slices_at, start_attr
 from .double_buffer import _substituted

@@ -21,7 +21,7 @@ from ..errors import ActgenError
 from ..ir.graph import Module
 from ..ir.types import TensorType
 from ..layout import byte_size
-from ..sim.program import ConcreteInstr, ConstData, Item, Loop, Program, TensorDecl
+from ..program import ConcreteInstr, ConstData, Item, Loop, Program, TensorDecl
 from ..target import TargetDef
 from .addressing import Terms, corner_slices, moved, page, region_of, stacked
 from .loops import check_program

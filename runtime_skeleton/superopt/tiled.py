@@ -33,7 +33,7 @@ from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
 from ..ir.graph import Module
 from ..ir.types import TensorType
 from ..layout import byte_size
-from ..sim.program import Program
+from ..program import Program
 from ..sim.roofline import roofline
 from ..target import TargetDef
 from ..target_info import target_info
