@@ -2,9 +2,12 @@
 
 What is proved, per instruction (z3 over the symbolic attributes):
 - every name is declared: buffers, attributes (slices, constraints, latency,
-  semantics shapes), and every declared attribute is used;
+  semantics shapes), and every declared attribute is used (in a slice, or by the
+  parsed semantics' shapes and attributes; β only in slices and constraints);
 - the constraints e(α, β) together with "every slice lies inside its buffer"
   are satisfiable, and bound every attribute (the bounds become its range);
+- every divisor in the slices, constraints and latency is non-zero wherever the
+  constraints hold (z3 divides as Python does: runtime_skeleton.symbolic.Z3Algebra);
 - for every α allowed by those constraints, the semantics' parameter types equal
   the declared input slices and its ROOT type equals the output slice;
 - the semantics are well-typed HLO using only supported ops (checked by the HLO
@@ -70,25 +73,28 @@ def _check_instruction(spec: IsaSpec, ins: Instruction, bufs: dict[str, Buffer])
             raise IsaError(f"latency may only use computational attributes; '{v}' is an addressing attribute",
                            ins.latency.loc or ins.loc)
 
-    sem_names = _semantics_names(ins)
-    used = set().union(*(e.free_vars() for sl in slices for e in sl.starts + sl.lengths)) | sem_names
+    # The semantics, parsed with every attribute a z3 integer: the attributes its shapes and
+    # attributes use are the variables in them (a word elsewhere, an opcode or a name, is no use).
+    zv = {name: z3.Int(name) for name in declared}
+    module = _parse_semantics(ins, {**spec.constants, **zv}, infer_types=False)
+    sem_uses = _attributes_used(module, zv)
+    used = set().union(*(e.free_vars() for sl in slices for e in sl.starts + sl.lengths)) | set(sem_uses)
     for a in ins.attrs:
         if a.name not in used:
             raise IsaError(f"attribute '{a.name}' of '{ins.name}' is declared but never used", a.loc)
-    for n in sem_names:
-        if n in declared and declared[n].kind == "addr":
+    for n, hlo_ins in sem_uses.items():
+        if declared[n].kind == "addr":
             raise IsaError(f"semantics may only use computational attributes (α); '{n}' is an addressing "
-                           f"attribute of '{ins.name}'", _word_loc(ins, n))
+                           f"attribute of '{ins.name}'", _word_loc(ins, n, hlo_ins.loc))
 
-    zv = {name: z3.Int(name) for name in declared}
     base = _domain(ins, bufs, zv)
+    _prove_satisfiable(ins, base, zv)
+    _prove_divisors_nonzero(ins, base, zv)
     ranges = _ranges(ins, base, zv)
     _prove_positive_latency(ins, base, zv)
     comp_names = [a.name for a in ins.comp_attrs]
 
-    # Semantics, symbolically: parameters and ROOT against the declared slices.
-    symbols = {**spec.constants, **{n: zv[n] for n in comp_names}}
-    module = _parse_semantics(ins, symbols, infer_types=False)
+    # Semantics, symbolically (as parsed above): parameters and ROOT against the declared slices.
     entry = module.entry_computation
     params = entry.parameters
     if len(params) != len(ins.inputs):
@@ -182,7 +188,8 @@ def _domain(ins: Instruction, bufs: dict[str, Buffer], zv: dict[str, z3.ArithRef
     return facts
 
 
-def _ranges(ins: Instruction, base: list, zv: dict[str, z3.ArithRef]) -> dict[str, tuple[int, int]]:
+def _prove_satisfiable(ins: Instruction, base: list, zv: dict[str, z3.ArithRef]) -> None:
+    """Some attribute values are valid; else the error names the conflicting 'where' clauses."""
     s = _solver()
     tracked = {}
     for i, c in enumerate(ins.constraints):
@@ -197,6 +204,34 @@ def _ranges(ins: Instruction, base: list, zv: dict[str, z3.ArithRef]) -> dict[st
         shown = " and ".join(str(c) for c in core) or "the slice bounds"
         raise IsaError(f"constraints of '{ins.name}' are unsatisfiable ({shown}, with every slice inside its buffer)",
                        loc)
+
+
+def _prove_divisors_nonzero(ins: Instruction, base: list, zv: dict[str, z3.ArithRef]) -> None:
+    """Every divisor of a '/' or '%' in the slices, 'where' and latency is non-zero at every
+    attribute value the instruction allows. The generated backend divides with Python, which
+    raises at 0; z3 gives ``x / 0`` any value, so without this proof the derived ranges and
+    proofs could describe values the backend refuses. (A divisor that is a constant zero is
+    refused earlier, by the type check.) Once proved, the z3 domain ``base`` is exactly the
+    set of values the generated ``e`` and ``h`` accept."""
+    seen: set[str] = set()
+    exprs = [*ins.constraints, *(e for sl in ins.inputs + (ins.output,) for e in sl.starts + sl.lengths), ins.latency]
+    for x in (sub for e in exprs for sub in _walk(e)):
+        if not (isinstance(x, E.BinOp) and x.op in ("/", "%") and x.rhs.free_vars()) or str(x) in seen:
+            continue
+        seen.add(str(x))
+        s = _solver()
+        s.add(base)
+        s.add(E.to_z3(x.rhs, zv) == 0)
+        where = x.loc or ins.loc
+        if _decide(s, f"whether the divisor in '{x}' can be 0", where) == z3.sat:
+            m = s.model()
+            at = ", ".join(f"{v}={m.eval(zv[v], model_completion=True)}" for v in sorted(x.rhs.free_vars()))
+            raise IsaError(f"division by zero in '{x}' at {at}, which the constraints of '{ins.name}' allow; "
+                           f"exclude it with a 'where' clause (such as '{x.rhs} != 0')", where)
+
+
+def _ranges(ins: Instruction, base: list, zv: dict[str, z3.ArithRef]) -> dict[str, tuple[int, int]]:
+    """Each attribute's smallest and largest valid value."""
     out = {}
     for name, v in zv.items():
         bounds = []
@@ -216,17 +251,58 @@ def _ranges(ins: Instruction, base: list, zv: dict[str, z3.ArithRef]) -> dict[st
     return out
 
 
-def _semantics_names(ins: Instruction) -> set[str]:
-    """Attribute names that occur as words in the semantics text."""
-    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", ins.semantics.text))
-    return {a.name for a in ins.attrs if a.name in words}
+def _attributes_used(module, zv: dict[str, z3.ArithRef]) -> dict[str, object]:  # noqa: ANN001  (an HLO Module)
+    """The attributes a semantics module parsed over ``zv`` uses (in a shape or an attribute such
+    as ``slice``), each with the first HLO instruction that uses it."""
+    by_id = {v.get_id(): name for name, v in zv.items()}
+    out: dict[str, object] = {}
+    for comp in module.computations.values():
+        for inst in comp.instructions:
+            for name in _z3_names(inst.type, by_id) | _z3_names(dict(inst.attrs), by_id):
+                out.setdefault(name, inst)
+    return {n: out[n] for n in zv if n in out}  # in declaration order
 
 
-def _word_loc(ins: Instruction, word: str) -> SourceLoc:
-    """Location in the .isa file of the first occurrence of ``word`` in the semantics."""
+def _z3_names(value: object, by_id: dict[int, str]) -> set[str]:
+    """Names of the variables ``by_id`` in the z3 terms anywhere in ``value`` (a type, an HLO
+    attribute: dataclasses, tuples, lists, dicts)."""
+    out: set[str] = set()
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, z3.ExprRef):
+            if v.get_id() in seen:
+                continue
+            seen.add(v.get_id())
+            if v.get_id() in by_id:
+                out.add(by_id[v.get_id()])
+            stack.extend(v.children())
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, tuple | list):
+            stack.extend(v)
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+            stack.extend(getattr(v, f.name) for f in dataclasses.fields(v))
+    return out
+
+
+def _word_loc(ins: Instruction, word: str, near: SourceLoc | None) -> SourceLoc:
+    """Location in the .isa file of the first occurrence of ``word`` in the semantics after
+    the '=' of the HLO instruction at ``near`` (that instruction's place if none)."""
     text, loc = ins.semantics.text, ins.semantics.loc
-    m = re.search(rf"\b{re.escape(word)}\b", text)
-    before = text[: m.start()] if m else ""
+    start = 0
+    if near is not None:
+        lines = text.split("\n")
+        k = near.line - loc.line
+        if 0 <= k < len(lines):
+            start = sum(len(x) + 1 for x in lines[:k]) + (near.col - loc.col if k == 0 else near.col - 1)
+            eq = text.find("=", start)
+            start = eq + 1 if eq >= 0 else start
+    m = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])").search(text, max(start, 0))
+    if m is None:
+        return near or loc
+    before = text[: m.start()]
     line = loc.line + before.count("\n")
     col = (loc.col + len(before)) if "\n" not in before else len(before) - before.rfind("\n")
     return SourceLoc(loc.file, line, col)

@@ -2,8 +2,11 @@
 
 One small AST serves every consumer: concrete evaluation (simulator), z3 terms
 (the checker), Python source (generated packages) and, later, CP-SAT linear
-expressions (allocation). Division and modulo are floor division and floor
-modulo, as in Python and z3 for non-negative operands.
+expressions (allocation). Division and modulo are Python's floor division and
+floor modulo for every sign (``Z3Algebra`` encodes them so in z3, whose own
+``div``/``mod`` round differently for a negative divisor); a constant zero divisor
+is a type error (``kind``), and the checker proves every other divisor non-zero
+wherever the instruction's constraints hold.
 """
 from __future__ import annotations
 

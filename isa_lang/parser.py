@@ -32,10 +32,16 @@ _KEYWORD_HINT = {
 }
 
 
+_GRAMMAR = (pathlib.Path(__file__).parent / "isa.lark").read_text()
+# One piece of a semantics block that is not a brace: a string, a comment (braces in either do
+# not count), or any other character: isa.lark's HLO_TEXT, from which HLO_BLOCK is built.
+_HLO_TEXT = re.compile(re.search(r"^HLO_TEXT: /(.*)/$", _GRAMMAR, re.M).group(1))  # type: ignore[union-attr]
+_CLOSED_STRING = re.compile(r'"(?:[^"\\]|\\(?s:.))*"')
+
+
 @cache
 def _lark() -> lark.Lark:
-    grammar = (pathlib.Path(__file__).parent / "isa.lark").read_text()
-    return lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    return lark.Lark(_GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=True)
 
 
 def parse_file(path: str | pathlib.Path) -> IsaSpec:
@@ -44,8 +50,15 @@ def parse_file(path: str | pathlib.Path) -> IsaSpec:
 
 
 def parse_text(text: str, filename: str = "<string>") -> IsaSpec:
+    """``filename`` names the text in errors and resolves its includes; when it is a file's
+    path, that file counts as being read, so an include of it is a cycle."""
     b = _Builder()
-    b.load(text, filename, including=())
+    path = pathlib.Path(filename)
+    try:
+        top = ((str(path.resolve()), filename),) if path.is_file() else ()
+    except (OSError, ValueError):  # a name no file system has (too long, a NUL)
+        top = ()
+    b.load(text, filename, including=top)
     return b.finish(filename)
 
 
@@ -62,15 +75,28 @@ def _describe_terminal(name: str) -> str:
 MAX_BRACES = 6  # levels of '{' nesting inside a semantics block (isa.lark's HLO_BLOCK; docs/limits.md)
 
 
-def _brace_depth(text: str, start: int) -> int | None:
-    """How deep the braces opened at ``text[start]`` nest, or None when they never close."""
+def _scan_block(text: str, start: int) -> tuple[int | None, int | None]:
+    """For the semantics block opened at ``text[start]``: how deep its braces nest (None when
+    they never close) and where a string or '/*' comment in it is left open (None if none).
+    Braces in comments and strings do not count, as in isa.lark's HLO_BLOCK."""
     depth = deepest = 0
-    for ch in text[start:]:
-        depth += (ch == "{") - (ch == "}")
-        deepest = max(deepest, depth)
-        if depth == 0:
-            return deepest
-    return None
+    pos = start
+    while pos < len(text):
+        ch = text[pos]
+        if ch in "{}":
+            depth += 1 if ch == "{" else -1
+            deepest = max(deepest, depth)
+            if depth == 0:
+                return deepest, None
+            pos += 1
+            continue
+        end = _HLO_TEXT.match(text, pos).end()  # type: ignore[union-attr]  (it matches any non-brace)
+        piece = text[pos:end]
+        if end == len(text) and (piece[0] == '"' and not _CLOSED_STRING.fullmatch(piece)
+                                 or piece.startswith("/*") and (len(piece) < 4 or not piece.endswith("*/"))):
+            return None, pos  # an open string or comment runs to the end of the file
+        pos = end
+    return None, None
 
 
 def _syntax_error(err: lark.exceptions.LarkError, filename: str, text: str = "") -> IsaError:
@@ -83,7 +109,12 @@ def _syntax_error(err: lark.exceptions.LarkError, filename: str, text: str = "")
         return IsaError(f"unexpected '{tok}'{hint}", SourceLoc(filename, tok.line, tok.column))
     if isinstance(err, lark.UnexpectedCharacters):
         ch = err.char
-        depth = _brace_depth(text, err.pos_in_stream) if ch == "{" else None
+        depth, open_at = _scan_block(text, err.pos_in_stream) if ch == "{" else (None, None)
+        if open_at is not None:
+            line = text.count("\n", 0, open_at) + 1
+            what = "string" if text[open_at] == '"' else "comment '/*'"
+            return IsaError(f"unterminated {what} in semantics block",
+                            SourceLoc(filename, line, open_at - text.rfind("\n", 0, open_at)))
         msg = (f"braces nest {depth} levels deep in this semantics block; at most {MAX_BRACES}, the block's own "
                "included"
                if depth is not None and depth > MAX_BRACES else
@@ -94,6 +125,8 @@ def _syntax_error(err: lark.exceptions.LarkError, filename: str, text: str = "")
         return IsaError("unexpected end of file", SourceLoc(filename, 1, 1))
     return IsaError(str(err), SourceLoc(filename, 1, 1))
 
+
+_Chain = tuple[tuple[str, str], ...]  # files being read, outermost first: (resolved path, name as shown)
 
 MAX_DEPTH = 200  # levels of nesting in a description's expressions (docs/limits.md)
 _CHAINS = frozenset({"or_expr", "and_expr", "comparison", "sum", "product"})  # isa.lark's operator chains
@@ -116,7 +149,9 @@ class _Builder:
     bandwidths: list[tuple[Bandwidth, SourceLoc]] = field(default_factory=list)
     filename: str = "<string>"
 
-    def load(self, text: str, filename: str, including: tuple[str, ...]) -> None:
+    def load(self, text: str, filename: str, including: _Chain) -> None:
+        """Read ``text`` (the file ``filename``); ``including`` is the chain of files being read,
+        outermost first, each (resolved path, name as shown), this one last when it is a file."""
         try:
             tree = _lark().parse(text)
         except lark.exceptions.LarkError as err:
@@ -194,6 +229,14 @@ class _Builder:
     def literal(self, tok: Token) -> int:
         """An integer literal of at most MAX_BITS bits (int() of thousands of digits is an error of its own)."""
         text = str(tok)
+        if len(text) > 1 and text[0] == "0" and text[1] not in "xX":  # int('010', 0) is an error, as in Python
+            msg = "leading zeros are not allowed in integer literals"
+            if len(text) <= 64:  # say what to write; an octal reading, where it differs, may be what was meant
+                decimal = text.lstrip("0") or "0"
+                octal = int(text, 8) if set(text) <= set("01234567") else None
+                msg += f": write {decimal}" + (f" (or {hex(octal)} if you meant octal)" if octal not in (None, int(decimal))
+                                               else "") + f", not {text}"
+            raise self.error(tok, msg)
         value = int(text, 0) if len(text) <= MAX_BITS // 3 + 3 else None
         if value is None or value.bit_length() > MAX_BITS:
             raise self.error(tok, f"integer literal of {len(text)} characters: more than {MAX_BITS} bits")
@@ -275,28 +318,30 @@ class _Builder:
         return name
 
     # -- items -------------------------------------------------------------------
-    def _target(self, t: Tree, _inc: tuple[str, ...]) -> None:
+    def _target(self, t: Tree, _inc: _Chain) -> None:
         if self.target is not None:
             raise self.error(t, f"target already declared as '{self.target}' at {self.target_loc}")
         self.target, self.target_loc = str(t.children[0]), self.loc(t)
 
-    def _include(self, t: Tree, including: tuple[str, ...]) -> None:
+    def _include(self, t: Tree, including: _Chain) -> None:
         rel = str(t.children[0])[1:-1]
         path = pathlib.Path(self.filename).parent / rel
         key = str(path.resolve())
-        if key in including:
-            raise self.error(t, f"include cycle through '{rel}'")
+        first = next((i for i, (k, _) in enumerate(including) if k == key), None)
+        if first is not None:
+            chain = [shown for _, shown in including[first:]] + [including[first][1]]
+            raise self.error(t, f"include cycle: {' -> '.join(chain)}")
         if not path.exists():
             raise self.error(t, f"cannot include '{rel}': no such file {path}")
         if not path.is_file():
             raise self.error(t, f"cannot include '{rel}': {path} is not a regular file")
-        self.load(read_source(path, IsaError), str(path), including + (key,))
+        self.load(read_source(path, IsaError), str(path), including + ((key, str(path)),))
 
-    def _const_decl(self, t: Tree, _inc: tuple[str, ...]) -> None:
+    def _const_decl(self, t: Tree, _inc: _Chain) -> None:
         name = self.check_new_name(t.children[0], "constant")
         self.constants[name] = self.const_int(t.children[1], f"constant '{name}'")
 
-    def _hbm(self, t: Tree, _inc: tuple[str, ...]) -> None:
+    def _hbm(self, t: Tree, _inc: _Chain) -> None:
         if self.hbm is not None:
             raise self.error(t, f"hbm already declared as '{self.hbm.name}'")
         name = self.check_new_name(t.children[0], "buffer")
@@ -307,7 +352,7 @@ class _Builder:
         self.check_size(size_node, "hbm", size)
         self.hbm = Buffer(name, lookup_dtype("u8"), (size,), (), is_hbm=True, loc=self.loc(t))
 
-    def _buffer(self, t: Tree, _inc: tuple[str, ...]) -> None:
+    def _buffer(self, t: Tree, _inc: _Chain) -> None:
         name_tok, dt_tok, *rest = t.children
         name = self.check_new_name(name_tok, "buffer")
         access = rest[-1]
@@ -322,13 +367,13 @@ class _Builder:
         self.check_size(t, f"buffer '{name}'", size)
         self.buffers[name] = Buffer(name, dt, acc, unit, loc=self.loc(t))
 
-    def _clock(self, t: Tree, _inc: tuple[str, ...]) -> None:
+    def _clock(self, t: Tree, _inc: _Chain) -> None:
         if self.clock_hz is not None:
             raise self.error(t, f"the clock is declared twice (first at {self.clock_loc})")
         self.clock_hz = self.positive(t.children[0], "the clock") * _FREQ[str(t.children[1])]
         self.clock_loc = self.loc(t)
 
-    def _peak(self, t: Tree, _inc: tuple[str, ...]) -> None:
+    def _peak(self, t: Tree, _inc: _Chain) -> None:
         eng, dt, num = t.children
         p = Peak(str(eng), lookup_dtype(str(dt)).name, self.positive(num, "a peak"))
         first = next((loc for q, loc in self.peaks if (q.engine, q.dtype) == (p.engine, p.dtype)), None)
@@ -336,7 +381,7 @@ class _Builder:
             raise self.error(t, f"a second peak for engine '{p.engine}' and {p.dtype} (first at {first})")
         self.peaks.append((p, self.loc(t)))
 
-    def _bandwidth(self, t: Tree, _inc: tuple[str, ...]) -> None:
+    def _bandwidth(self, t: Tree, _inc: _Chain) -> None:
         src, dst, num = t.children
         bw = Bandwidth(str(src), str(dst), self.positive(num, "a bandwidth"))
         first = next((loc for b, loc in self.bandwidths if (b.src, b.dst) == (bw.src, bw.dst)), None)
@@ -356,7 +401,7 @@ class _Builder:
             raise self.error(tok, f"{what} must be a positive number, got {tok}")
         return v
 
-    def _instruction(self, t: Tree, _inc: tuple[str, ...]) -> None:
+    def _instruction(self, t: Tree, _inc: _Chain) -> None:
         name_tok, comp_names, addr_names, *clauses = t.children
         name = self.check_new_name(name_tok, "instruction")
         attrs: dict[str, Attribute] = {}
@@ -419,7 +464,7 @@ class _Builder:
 
 
 def _strip_comments(text: str) -> str:
-    """Blank out '#' comments and ';' terminators (Act writes `parameter(0);`),
-    keeping every other character in place so HLO error columns stay right."""
-    text = re.sub(r"#[^\n]*", lambda m: " " * len(m.group()), text)
-    return text.replace(";", " ")
+    """Blank out '#' comments and ';' terminators (Act writes `parameter(0);`), keeping every
+    other character in place so HLO error columns stay right. A '#' or ';' inside a string or
+    a '//' or '/* */' comment (which the HLO front end reads itself) stays."""
+    return _HLO_TEXT.sub(lambda m: " " * len(m.group()) if m.group()[0] in "#;" else m.group(), text)

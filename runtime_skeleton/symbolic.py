@@ -44,7 +44,16 @@ class PyAlgebra:
 
 
 class Z3Algebra:
-    """z3 terms (integer division and modulo are floor-based for positive divisors)."""
+    """z3 terms, with Python's floor division and floor modulo.
+
+    z3's integer ``div`` and ``mod`` are Euclidean: they agree with Python's ``//`` and
+    ``%`` for a positive divisor, but for a negative one ``7 div -2`` is -3 where ``7 // -2``
+    is -4. So a negative divisor divides the negated operands (``a // b == -a // -b``,
+    ``a % b == -(-a % -b)``), decided on its value when it is a constant and with ``If``
+    otherwise. Two Python integers give a Python integer (``7 / 2`` would be 3.5). A zero
+    divisor gives z3's unspecified value (Python raises): callers that need a divisor
+    non-zero prove it (isa_lang/checker.py does, over the attributes an instruction allows).
+    """
 
     def __init__(self) -> None:
         import z3
@@ -61,10 +70,18 @@ class Z3Algebra:
         return self.z3.Not(x)
 
     def div(self, a: Any, b: Any) -> Any:
-        return a / b
+        if isinstance(a, int) and isinstance(b, int):
+            return a // b
+        if isinstance(b, int):
+            return a / b if b > 0 else (-a) / (-b)
+        return self.z3.If(b > 0, a / b, (-a) / (-b))
 
     def mod(self, a: Any, b: Any) -> Any:
-        return a % b
+        if isinstance(a, int) and isinstance(b, int):
+            return a % b
+        if isinstance(b, int):
+            return a % b if b > 0 else -((-a) % (-b))
+        return self.z3.If(b > 0, a % b, -((-a) % (-b)))
 
     def min(self, *xs: Any) -> Any:
         out = xs[0]

@@ -168,7 +168,7 @@ ISA = [
  ("sem-addr-attr", i("x = u8[n * 128] parameter(0)", "x = u8[n * 128 + dst - dst] parameter(0)")),
  ("sem-shape-at-some-n", i("out y = d1[dst : n]", "out y = d1[dst : 64]")),
  ("sem-braces-unbalanced", i("bitcast-convert(a)\n  }", "bitcast-convert(a)\n")),
- ("sem-braces-seven-deep", i("semantics {", "semantics { # {{{{{{}}}}}}")),
+ ("sem-braces-seven-deep", i("semantics {", "semantics { {{{{{{}}}}}}")),
  ("syntax-bad-char", i("where 1 <= n", "where 1 <= n $")),
  ("syntax-missing-colon", i("d0[src : n * 128]", "d0[src n * 128]")),
  ("include-missing", 'include "nosuch.isa"\n' + I),

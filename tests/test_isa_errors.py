@@ -107,6 +107,45 @@ CASES = [
     ("5000 negations", LOAD.replace("8 + n", "-" * 5000 + "n"), 8, 22, "expression nested 5001 levels deep"),
     ("3000 nested calls", LOAD.replace("1 <= n <= 128", "n <= " + "min(1, " * 3000 + "128" + ")" * 3000), 7, 9,
      "at most 200"),
+    # int('010', 0) raised ValueError: an internal error (exit 3)
+    ("leading zero in a literal", LOAD.replace("8 + n", "08 + n"), 8, 22,
+     "leading zeros are not allowed in integer literals: write 8, not 08"),
+    # 'latency 1 / 2' was 0.5 in the checker (z3 crashed on the float); it is floor division, 0
+    ("constant quotient in a latency", LOAD.replace("8 + n", "1 / 2"), 8, 24,
+     "the latency of 'load' must be at least 1 cycle; it is 0"),
+    # a divisor that can be 0 for some allowed attribute value passed; the simulator refused it at run time
+    ("division by an attribute that can be 0 in a slice",
+     LOAD.replace("(n ; src, dst)", "(n, k ; src, dst)").replace("where 1 <= n <= 128", "where 1 <= n <= 128, 0 <= k <= 40")
+     .replace("d1[dst : n]", "d1[dst + 0 * (1 / (k - 20)) : n]"), 6, 27,
+     "division by zero in '(1 / (k - 20))' at k=20, which the constraints of 'load' allow; exclude it with a 'where' "
+     "clause (such as '(k - 20) != 0')"),
+    ("modulo by an attribute that can be 0 in a where clause", LOAD.replace("1 <= n <= 128", "0 <= n <= 128, 64 % n == 0")
+     .replace("d1[dst : n]", "d1[dst : n + 1]").replace("d0[src : n * 128]", "d0[src : n * 128 + 1]"), 7, 27,
+     "division by zero in '(64 % n)' at n=0"),
+    ("division by an attribute that can be 0 in a latency", LOAD.replace("8 + n", "8 + 128 / (n - 64)"), 8, 30,
+     "division by zero in '(128 / (n - 64))' at n=64"),
+    # braces in a '#' comment used to count when finding the block's end
+    ("unterminated comment in semantics", LOAD.replace("parameter(0)", "parameter(0) /* a { brace"), 10, 34,
+     "unterminated comment '/*' in semantics block"),
+    ("unterminated string in semantics", LOAD.replace("parameter(0)", 'parameter(0), metadata={op_name="a}'), 10, 53,
+     "unterminated string in semantics block"),
+    # usage in the semantics is read from the parsed HLO, not from words of its text
+    ("attribute named like an HLO keyword is not used by it",
+     LOAD.replace("(n ; src, dst)", "(n, ROOT ; src, dst)").replace("1 <= n <= 128", "1 <= n <= 128, 0 <= ROOT <= 3"),
+     4, 21, "attribute 'ROOT' of 'load' is declared but never used"),
+    ("attribute only in a skipped HLO attribute is unused",
+     LOAD.replace("(n ; src, dst)", "(n, k ; src, dst)").replace("1 <= n <= 128", "1 <= n <= 128, 0 <= k <= 3")
+     .replace("reshape(x)", 'reshape(x), metadata={op_name="k"}'), 4, 21,
+     "attribute 'k' of 'load' is declared but never used"),
+    ("addressing attribute in another computation of the semantics", LOAD.replace("""  semantics {
+    x = u8[n * 128] parameter(0)""", """  semantics {
+    f {
+      p = u8[dst - dst] parameter(0)
+      ROOT q = u8[0] copy(p)
+    }
+    ENTRY e {
+    x = u8[n * 128] parameter(0)""").replace("bitcast-convert(a)\n", "bitcast-convert(a)\n    }\n"), 11, 14,
+     "semantics may only use computational attributes (α); 'dst' is an addressing attribute of 'load'"),
 ]
 
 
@@ -154,8 +193,27 @@ def test_include_cycle(tmp_path):
     (tmp_path / "b.isa").write_text('include "a.isa"\n')
     from isa_lang.parser import parse_file
 
-    with pytest.raises(IsaError, match="include cycle"):
+    with pytest.raises(IsaError, match="include cycle") as info:
         parse_file(tmp_path / "a.isa")
+    a, b = tmp_path / "a.isa", tmp_path / "b.isa"
+    assert str(info.value) == f"{b}:1:1: include cycle: {a} -> {b} -> {a}"
+
+
+def test_an_include_cycle_through_the_top_file_is_found_at_its_first_repeat(tmp_path):
+    """The file actgen was given was not recorded as being read: including it again read it a
+    second time ('target already declared', or a cycle located in sub/../main.isa)."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "cyc.isa").write_text('include "../main.isa"\n')
+    (tmp_path / "main.isa").write_text('include "sub/cyc.isa"\n' + HEAD + LOAD)
+    r = subprocess.run([sys.executable, "-m", "generator", "check", "main.isa"], capture_output=True, text=True,
+                       cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == "sub/cyc.isa:1:1: include cycle: main.isa -> sub/cyc.isa -> main.isa"
+    (tmp_path / "sub" / "self.isa").write_text('include "self.isa"\n')
+    with pytest.raises(IsaError, match=r"self.isa:1:1: include cycle: \S*self.isa -> \S*self.isa$"):
+        from isa_lang.parser import parse_file
+
+        parse_file(tmp_path / "sub" / "self.isa")
 
 
 def test_cli_reports_located_error_and_exit_2(tmp_path):
@@ -177,3 +235,145 @@ def test_a_constraint_z3_cannot_decide_in_time_is_an_error_not_a_hang(monkeypatc
     text = HEAD + LOAD.replace("where 1 <= n <= 128", "where 1 <= n <= 128, src >= 1, n * n * n + src * src * src == dst * dst * dst")
     with pytest.raises(IsaError, match="z3 could not decide whether the constraints of 'load' are satisfiable within 1 s"):
         _check(text)
+
+
+def test_leading_zero_is_a_located_error_not_a_crash(tmp_path):
+    """int('010', 0) raised ValueError (exit 3). A leading zero is refused, as Python refuses
+    it, saying what to write; 0 and hexadecimal 0x10 are integers as before."""
+    bad = tmp_path / "bad.isa"
+    bad.write_text(HEAD.replace("1 MiB", "010 MiB") + LOAD)
+    r = subprocess.run([sys.executable, "-m", "generator", "check", str(bad)], capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip() == (f"{bad}:2:10: leading zeros are not allowed in integer literals: write 10 "
+                                "(or 0x8 if you meant octal), not 010")
+    spec = _check(HEAD.replace("1 MiB", "0x1 MiB") + "const Z = 0\nconst H = 0x10\n" + LOAD)
+    assert spec.constants == {"Z": 0, "H": 16} and spec.hbm.access_shape == (1 << 20,)
+
+
+def _generated(tmp_path, text: str):
+    """The instruction classes of the backend actgen generates from ``text``."""
+    import importlib.util
+
+    from generator.cli import main
+
+    (tmp_path / "t.isa").write_text(text)
+    assert main([str(tmp_path / "t.isa"), "-o", str(tmp_path / "pkg")]) == 0
+    spec = importlib.util.spec_from_file_location("_isa_errors_pkg", tmp_path / "pkg" / "target.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.TARGET.instructions
+
+
+def _valid_values(ins, name: str, window: range, fixed: dict[str, int]) -> list[int]:
+    """The values of attribute ``name`` the generated backend accepts (its e, and slices inside
+    their buffers), the other attributes at ``fixed``."""
+    out = []
+    for v in window:
+        a = {**fixed, name: v}
+        try:
+            ok = ins.e(a) and all(s >= 0 and n >= 1 and s + n <= 128 for st, ln in ins.h(a) for s, n in zip(st, ln))
+        except ZeroDivisionError:
+            ok = False
+        if ok:
+            out.append(v)
+    return out
+
+
+MOV = """instruction mov(k ; a, b)
+  in  x = d1[a : 1]
+  out y = d1[b : 1]
+  where WHERE
+  engine dma latency 1
+  semantics {
+    x = bf16[1 + 0 * k, 64] parameter(0)
+    ROOT y = bf16[1, 64] copy(x)
+  }
+"""
+
+
+@pytest.mark.parametrize("where", [
+    "k == 7 / 2 * 2",                          # constants only: the checker computed 7 / 2 = 3.5, so k in [7,7]
+    "k == -7 / 2",                             # floor: -4, not -3
+    "k == 7 % -2 + 10",                        # floor modulo of constants: -1
+    "7 / k == -2, -4 <= k <= -1",              # z3's div is Euclidean: 7 div -3 = -2, but 7 // -3 = -3
+    "-9 <= k <= 9, k != 0, 7 % k == -2",       # z3's mod is never negative; Python's takes the divisor's sign
+    "-9 <= k <= 9, k != 0, k % -3 == -1",
+    "-20 <= k <= 20, k != 0, (k - 3) / (-k) >= 2",
+])
+def test_the_checker_divides_as_the_generated_backend(tmp_path, where):
+    """Division and modulo are Python's floor division everywhere: the checker's z3 terms
+    (runtime_skeleton.symbolic.Z3Algebra) now give exactly what the generated e() computes,
+    for constants and for negative divisors, so the derived range is that of the values the
+    backend accepts."""
+    spec = _check(HEAD + MOV.replace("WHERE", where))
+    k = spec.instructions["mov"].comp_attrs[0]
+    ins = _generated(tmp_path, HEAD + MOV.replace("WHERE", where))["mov"]
+    valid = _valid_values(ins, "k", range(-30, 31), {"a": 0, "b": 0})
+    assert valid and (k.lo, k.hi) == (min(valid), max(valid)), (k, valid)
+
+
+def test_z3_algebra_divides_as_python():
+    import itertools
+
+    import z3
+
+    from runtime_skeleton.symbolic import PY, Z3Algebra
+
+    z, (a, b) = Z3Algebra(), z3.Ints("a b")
+    for x, y in itertools.product(range(-7, 8), repeat=2):
+        if y == 0:
+            continue
+        for op in ("div", "mod"):
+            want = getattr(PY, op)(x, y)
+            assert getattr(z, op)(x, y) == want  # two Python integers stay one (7 / 2 was 3.5)
+            for lhs, rhs in ((a, y), (x, b), (a, b)):
+                term = z3.substitute(getattr(z, op)(lhs, rhs), (a, z3.IntVal(x)), (b, z3.IntVal(y)))
+                assert z3.simplify(term).as_long() == want, (op, x, y, lhs, rhs)
+
+
+def test_a_divisor_that_is_never_zero_passes(tmp_path):
+    spec = _check(HEAD + MOV.replace("WHERE", "1 <= k <= 64, 64 % k == 0").replace("latency 1", "latency 64 / k"))
+    assert (spec.instructions["mov"].comp_attrs[0].lo, spec.instructions["mov"].comp_attrs[0].hi) == (1, 64)
+    # excluded by another clause: the divisor is non-zero wherever the constraints hold
+    _check(HEAD + MOV.replace("WHERE", "0 <= k <= 40, k != 20, 1 / (k - 20) >= -1"))
+
+
+@pytest.mark.parametrize("block", [
+    "x = bf16[n, 64] parameter(0)  # a { brace\n    ROOT y = bf16[n, 64] copy(x)",
+    "x = bf16[n, 64] parameter(0)  # }}\n    ROOT y = bf16[n, 64] copy(x)  # {",
+    "x = bf16[n, 64] parameter(0)  // a } brace\n    ROOT y = bf16[n, 64] copy(x)",
+    "x = bf16[n, 64] parameter(0)  /* a {\n { brace */\n    ROOT y = bf16[n, 64] copy(x)",
+    'x = bf16[n, 64] parameter(0), metadata={op_name="f}{#;"}\n    ROOT y = bf16[n, 64] copy(x)',
+    "x = bf16[n, 64] parameter(0) /* see #3 */;\n    ROOT y = bf16[n, 64] copy(x);",
+])
+def test_braces_in_comments_and_strings_do_not_count(block):
+    """A '{' in a '#' comment made the block 'unbalanced'. Comments (#, //, /* */) and strings
+    are skipped when the parser finds the block's end; a '#' inside a string or a '/* */'
+    comment is not a comment of its own."""
+    text = HEAD + f"""instruction mov(n ; a, b)
+  in  x = d1[a : n]
+  out y = d1[b : n]
+  where 1 <= n <= 64
+  engine dma latency 2 + n
+  semantics {{
+    {block}
+  }}
+"""
+    spec = _check(text)
+    assert "#" not in spec.instructions["mov"].semantics.text.replace('"f}{#;"', "").replace("see #3", "")
+
+
+def test_braces_in_a_comment_do_not_hide_the_nesting_limit():
+    text = HEAD + LOAD.replace("semantics {", "semantics { # }\n {{{{{{}}}}}}")
+    with pytest.raises(IsaError, match="braces nest 7 levels deep in this semantics block") as info:
+        _check(text)
+    assert (info.value.loc.line, info.value.loc.col) == (9, 13)
+
+
+@pytest.mark.parametrize("attr", ["copy", "x", "ROOT", "parameter", "bf16"])
+def test_an_addressing_attribute_may_be_named_like_a_word_of_the_semantics(attr):
+    """Usage is read from the parsed HLO (the attributes its shapes and attributes use), not
+    from the words of its text: an addressing attribute named like an opcode, an instruction
+    or a keyword of the block is not 'used in the semantics'."""
+    spec = _check(HEAD + LOAD.replace("(n ; src, dst)", f"(n ; src, {attr})").replace("d1[dst", f"d1[{attr}"))
+    assert [a.name for a in spec.instructions["load"].addr_attrs] == ["src", attr]
