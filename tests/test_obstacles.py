@@ -143,3 +143,22 @@ def test_float_values_only_moved_are_no_obstacle(body):
 
     assert float_obstacles(target("gemmini"), parse_module(_f32_kernel(body), "k.hlo")) == []
 
+
+
+def test_a_target_without_a_store_refuses_a_computed_result_at_once(tmp_path):
+    from generator.cli import main as actgen
+
+    isa = (ROOT / "examples/tutorial/tmu.isa").read_text()
+    cut = isa[:isa.index("instruction st(")]  # the stores are the last instructions
+    (tmp_path / "nostore.isa").write_text(cut.replace("target tmu", "target nostore", 1))
+    assert actgen([str(tmp_path / "nostore.isa"), "-o", str(tmp_path / "nostore")]) == 0
+    spec = importlib.util.spec_from_file_location("nostore_target", tmp_path / "nostore" / "target.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    kernel = (ROOT / "examples/tutorial/matmul_bias_relu.hlo").read_text()
+    t0 = time.perf_counter()
+    with pytest.raises(CompileError, match="no nostore instruction writes HBM"):
+        compile_hlo(mod.TARGET, kernel, timeout=60)
+    assert time.perf_counter() - t0 < 2
+    copy = "HloModule m\nENTRY e {\n  ROOT a = s8[8,8]{1,0} parameter(0)\n}\n"  # a view of its input: no store needed
+    assert compile_hlo(mod.TARGET, copy, timeout=20).program.executed() == 0

@@ -30,6 +30,7 @@ from ..ir.graph import Computation, Instruction, Module
 from ..ir.ops import ALL_OPS, COMPARISON_DIRECTIONS, KNOWN_UNSUPPORTED
 from ..ir.shape_inference import ShapeError, check_operand_count, infer_type
 from ..ir.types import Layout, TensorType, TupleType, Type
+from ..symbolic import Z3Algebra
 from .lexer import EOF, IDENT, NUMBER, PUNCT, STRING, Source, Token, tokenize
 
 # Attributes that never change what an op computes.
@@ -248,10 +249,11 @@ class _Parser:
             both_int = _is_int(value) and _is_int(rhs)
             if both_int and rhs == 0:
                 raise self.error("division by zero in dimension expression", op)
-            if op.text == "%":
-                value = value % rhs
-            else:  # z3 integers have no //, and their / is already integer division
-                value = value // rhs if both_int else value / rhs
+            if both_int:
+                value = value % rhs if op.text == "%" else value // rhs
+            else:  # z3 terms: Python's floor division, as the generated code divides (symbolic.Z3Algebra)
+                z = Z3Algebra()  # z3 is imported only where symbols are z3 terms
+                value = z.mod(value, rhs) if op.text == "%" else z.div(value, rhs)
         return value
 
     def _unary(self) -> Any:

@@ -54,6 +54,7 @@ class Obstacle:
     type: TensorType
     loc: SourceLoc | None
     dtype_only: bool = False  # the target computes the operator, but no values of this element type
+    no_store: bool = False  # the result holds computed values, and no instruction writes HBM
 
     def __str__(self) -> str:
         where = f"line {self.loc.line}" if self.loc else "no location"
@@ -89,6 +90,10 @@ def obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
 
 def refusal(target: TargetDef, found: list[Obstacle]) -> str:
     """Why ``target`` cannot run a kernel with these obstacles (located at the first)."""
+    if any(o.no_store for o in found):
+        return (f"{target.name} cannot run this kernel: its result {found[0]} holds values computed from its "
+                f"inputs, and no {target.name} instruction writes HBM (none has its output there), so no program "
+                f"can write them; the description needs a store")
     head = f"{target.name} cannot run this kernel: its result depends on " + "; ".join(map(str, found))
     if all(o.dtype_only for o in found):
         types = ", ".join(sorted({o.type.dtype.name for o in found}))
@@ -128,6 +133,18 @@ def float_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
         if inst.type.dtype.name not in found and _result_depends_on(module, inst):
             found[inst.type.dtype.name] = Obstacle(inst.opcode, inst.name, inst.type, inst.loc, dtype_only=True)
     return list(found.values())
+
+
+def store_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
+    """The root, when no instruction writes HBM and some output value is new (not a
+    value of an input or constant): only an instruction puts bytes into the output."""
+    if any(target.buffers[ins.output.buffer].is_hbm for ins in target.instructions.values()):
+        return []
+    comp = module.entry_computation
+    if not _new_output_types(module, _input_dependent(comp)):
+        return []
+    root = comp.root_instruction
+    return [Obstacle(root.opcode, root.name, root.type, root.loc, no_store=True)]
 
 
 MOVING = DATA_MOVEMENT  # operators through which an instruction's output only moves what it read or computed
