@@ -92,6 +92,7 @@ class Instruction:
     latency: Expr
     semantics: Semantics
     alias: int | None = None  # index into inputs of an input the output overwrites in place
+    native: str | None = None  # the instruction as C, ``{attr}`` for attribute values (None: none given)
     loc: SourceLoc | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -101,6 +102,16 @@ class Instruction:
     @property
     def attr_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.attrs)
+
+
+@dataclass(frozen=True)
+class Native:
+    """How a target's programs run as C on this machine: lines before the kernel (headers,
+    macros over the buffers' byte arrays), compiler flags, and the CPU features needed."""
+
+    prelude: str = ""
+    flags: str = ""
+    cpu: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,6 +125,7 @@ class IsaSpec:
     clock_hz: float | None = None
     peaks: tuple[Peak, ...] = ()
     bandwidths: tuple[Bandwidth, ...] = ()
+    native: Native | None = None  # None: no native_* declaration
 
     @property
     def all_buffers(self) -> dict[str, Buffer]:

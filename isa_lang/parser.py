@@ -20,7 +20,7 @@ from runtime_skeleton.ir.dtypes import dtype as lookup_dtype
 
 from . import expr as E
 from .errors import IsaError
-from .model import Attribute, Bandwidth, Buffer, Instruction, IsaSpec, Peak, Semantics, Slice
+from .model import Attribute, Bandwidth, Buffer, Instruction, IsaSpec, Native, Peak, Semantics, Slice
 
 _UNITS = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "KB": 10**3, "MB": 10**6, "GB": 10**9}
 _FREQ = {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
@@ -147,6 +147,7 @@ class _Builder:
     clock_loc: SourceLoc | None = None
     peaks: list[tuple[Peak, SourceLoc]] = field(default_factory=list)
     bandwidths: list[tuple[Bandwidth, SourceLoc]] = field(default_factory=list)
+    native: dict[str, tuple[object, SourceLoc]] = field(default_factory=dict)  # native_* declaration -> value
     filename: str = "<string>"
 
     def load(self, text: str, filename: str, including: _Chain) -> None:
@@ -179,10 +180,14 @@ class _Builder:
             for b in (bw.src, bw.dst):
                 if b not in buffers:
                     raise IsaError(f"bandwidth names unknown buffer '{b}'", loc)
+        native = None
+        if self.native:
+            got = {k: v for k, (v, _) in self.native.items()}
+            native = Native(got.get("native_prelude", ""), got.get("native_flags", ""), got.get("native_cpu", ()))
         return IsaSpec(
             name=self.target, source=filename, constants=dict(self.constants), hbm=self.hbm,
             buffers=dict(self.buffers), instructions=dict(self.instructions), clock_hz=self.clock_hz,
-            peaks=tuple(p for p, _ in self.peaks), bandwidths=tuple(b for b, _ in self.bandwidths),
+            peaks=tuple(p for p, _ in self.peaks), bandwidths=tuple(b for b, _ in self.bandwidths), native=native,
         )
 
     # -- helpers ---------------------------------------------------------------
@@ -389,6 +394,33 @@ class _Builder:
             raise self.error(t, f"a second bandwidth from {bw.src} to {bw.dst} (first at {first})")
         self.bandwidths.append((bw, self.loc(t)))
 
+    def _native_prelude(self, t: Tree, _inc: _Chain) -> None:
+        self.native_declaration(t, "\n".join(self.c_line(s) for s in t.children))
+
+    def _native_flags(self, t: Tree, _inc: _Chain) -> None:
+        self.native_declaration(t, self.c_line(t.children[0]))
+
+    def _native_cpu(self, t: Tree, _inc: _Chain) -> None:
+        flags = tuple(self.c_line(s) for s in t.children)
+        for s, f in zip(t.children, flags):
+            if not re.fullmatch(r"[a-z0-9_]+", f):
+                raise self.error(s, f"a CPU feature is a /proc/cpuinfo flag such as \"avx2\", not {f!r}")
+        self.native_declaration(t, flags)
+
+    def native_declaration(self, t: Tree, value: object) -> None:
+        first = self.native.get(t.data)
+        if first is not None:
+            raise self.error(t, f"{t.data} is declared twice (first at {first[1]})")
+        self.native[t.data] = (value, self.loc(t))
+
+    def c_line(self, tok: Token) -> str:
+        """A string of a native declaration: one line of C, printable."""
+        text = str(tok)[1:-1]
+        bad = next((c for c in text if not c.isprintable()), None)
+        if bad is not None:
+            raise self.error(tok, f"unexpected character {bad!r} in a native string")
+        return text
+
     def check_size(self, node: Tree, what: str, size: int) -> None:
         if size > MAX_BUFFER_BYTES:
             raise self.error(node, f"{what} of {shown_count(size)} bytes; a buffer holds at most "
@@ -417,6 +449,7 @@ class _Builder:
         constraints: list[E.Expr] = []
         engine: tuple[str, E.Expr] | None = None
         sem: Semantics | None = None
+        native: str | None = None
         for c in clauses:
             if c.data == "in_slice":
                 inputs.append(self.slice(c))
@@ -437,6 +470,14 @@ class _Builder:
                 body = _strip_comments(str(tok)[1:-1])
                 col = tok.column + 1
                 sem = Semantics(body, SourceLoc(self.filename, tok.line, col))
+            elif c.data == "native":
+                if native is not None:
+                    raise self.error(c, f"instruction '{name}' has two native clauses")
+                native = "\n".join(self.c_line(s) for s in c.children)
+                for m in _PLACEHOLDER.finditer(native):
+                    if m.group(1) not in attrs:
+                        raise self.error(c, f"'{{{m.group(1)}}}' in the native text of '{name}' is none of its "
+                                            f"attributes ({', '.join(attrs) or 'none'})")
         where = self.loc(name_tok)
         if output is None:
             raise IsaError(f"instruction '{name}' has no 'out' slice", where)
@@ -449,7 +490,7 @@ class _Builder:
             comp_attrs=tuple(a for a in attrs.values() if a.kind == "comp"),
             addr_attrs=tuple(a for a in attrs.values() if a.kind == "addr"),
             inputs=tuple(inputs), output=output, constraints=tuple(constraints),
-            engine=engine[0], latency=engine[1], semantics=sem, loc=where,
+            engine=engine[0], latency=engine[1], semantics=sem, native=native, loc=where,
         )
 
     def slice(self, c: Tree) -> Slice:
@@ -461,6 +502,9 @@ class _Builder:
             lengths=tuple(self.expr(r.children[1]) for r in ranges),
             loc=self.loc(c),
         )
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")  # an attribute's value in a native text
 
 
 def _strip_comments(text: str) -> str:

@@ -11,6 +11,7 @@ import argparse
 import functools
 import pathlib
 import sys
+import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -75,12 +76,19 @@ def _run(target: TargetDef, ns: argparse.Namespace) -> int:
     # bound by name: a program may declare its inputs in any order
     inputs = load_inputs(ns.inputs, types, [d.name for d in prog.inputs]) if ns.inputs else \
         random_inputs(types, ns.random)
-    outputs = run_program(target, prog, inputs)
+    if ns.native:
+        from .emit.native import native_function
+
+        t0 = time.perf_counter()
+        outputs = native_function(target, prog)(*inputs)
+        how = f"natively on this CPU in {time.perf_counter() - t0:.3f}s (build included)"
+    else:
+        outputs, how = run_program(target, prog, inputs), "on the simulator"
     arrays = {d.name: o for d, o in zip(prog.outputs, outputs)}
     if ns.random is not None:
         arrays.update({d.name: a for d, a in zip(prog.inputs, inputs)})
     save_arrays(ns.output, arrays)
-    print(f"{ns.program}: ran {prog.executed()} instructions; wrote {len(outputs)} output(s) to {ns.output}")
+    print(f"{ns.program}: ran {prog.executed()} instructions {how}; wrote {len(outputs)} output(s) to {ns.output}")
     module = parse_file(ns.expect) if ns.expect else None
     timing = time_program(target, prog)
     _print_timing(timing, roofline(target, prog, module))
@@ -218,13 +226,26 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     refuse_overwrite({"-o": ns.output, "--json": ns.json}, {"the kernel": ns.kernel})
     opts = CompileOptions(timeout=ns.timeout, deterministic=ns.deterministic, patience=ns.patience,
                           tiling=not ns.no_tiling, jobs=ns.jobs, tiles_first=ns.tiles_first)
+    if ns.emit == "so" and ns.output == "-":
+        raise ActgenError("--emit so writes a shared library: give -o a file, not -")
     with progress.shown(f"compiling {ns.kernel}", enabled=False if ns.quiet else None):
         res = compile_hlo(target, pathlib.Path(ns.kernel), opts)
-    if ns.output == "-":  # the program on standard output, the status on standard error
-        sys.stdout.write(res.text)
-        sys.stdout.flush()
+    if ns.emit == "so":
+        from .emit.native import build
+
+        build(target, res.program, pathlib.Path(ns.output))
     else:
-        pathlib.Path(ns.output).write_text(res.text)
+        if ns.emit == "c":
+            from .emit.native import c_source
+
+            text = c_source(target, res.program)
+        else:
+            text = res.text
+        if ns.output == "-":  # the program on standard output, the status on standard error
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            pathlib.Path(ns.output).write_text(text)
     if ns.json:
         pathlib.Path(ns.json).write_text(json.dumps(res.json(), indent=1) + "\n")
     st = res.stats
@@ -244,12 +265,17 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
         say(f"  strip-mined: {res.describe_loops()} "
             "(straight-line code: too large, or none found within its share of the time)")
     if ns.verify:
-        problems = verify(target, res)
-        if problems:
-            for p in problems:
-                print(f"MISMATCH {p}", file=sys.stderr)
-            raise ActgenError(f"the compiled program does not compute {ns.kernel} (a bug in actgen)")
-        say("  verified: the simulator matches the reference interpreter on random inputs")
+        for native in (False, True) if ns.native else (False,):
+            where = "its native run on this CPU" if native else "the simulator"
+            problems = verify(target, res, native=native)
+            if problems:
+                for p in problems:
+                    print(f"MISMATCH {p}", file=sys.stderr)
+                raise ActgenError(f"{where} does not compute {ns.kernel} (a bug in actgen"
+                                  + (" or in the description's native texts)" if native else ")"))
+            say(f"  verified: {where} matches the reference interpreter on random inputs")
+    elif ns.native:
+        raise ActgenError("--native checks the native run: give --verify too")
     return 0
 
 
@@ -288,6 +314,9 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
     run.add_argument("--expect", metavar="KERNEL.hlo",
                      help="also run the kernel on the reference interpreter and fail (exit 1) on mismatch; "
                           "the roofline counts the kernel's flops")
+    run.add_argument("--native", action="store_true",
+                     help="run the program as C on this CPU (the description's native texts; the simulator's bound "
+                          "checks run first, over every loop iteration) instead of on the simulator")
     run.add_argument("--trace", metavar="FILE.json",
                      help="write the timing model's engine timeline as Chrome-trace/Perfetto JSON "
                           "(microseconds of the target's clock; each event's cycles among its args)")
@@ -323,6 +352,12 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                       help="compile the loop-nest candidates of a large kernel in N processes at once; faster, "
                            "but which program wins then depends on the machine (default 1)")
     comp.add_argument("--tiles-first", action=argparse.BooleanOptionalAction, default=None, help=TILES_FIRST_HELP)
+    comp.add_argument("--emit", choices=("asm", "c", "so"), default="asm",
+                      help="what -o receives: the assembly program (default), the program as C (the "
+                           "description's native texts), or that C built into a shared library with the system's "
+                           "compiler (entry point: void actgen_kernel(uint8_t *hbm))")
+    comp.add_argument("--native", action="store_true",
+                      help="with --verify, also run the program natively on this CPU against the reference")
     comp.add_argument("-q", "--quiet", action="store_true",
                       help="print nothing but errors (no status line while it compiles, no summary)")
 

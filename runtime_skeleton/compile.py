@@ -51,7 +51,7 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
             res = compile_one(target, inlined, opts, deadline)
     except budget.OutOfTime as err:
         raise CompileError(f"no program found within the time limit: {err.message}") from None
-    return dataclasses.replace(res, module=module)  # checked against the kernel as written
+    return dataclasses.replace(res, module=module, target=target)  # checked against the kernel as written
 
 
 def load_kernel(source: Any) -> Module:
@@ -84,17 +84,23 @@ def compile_jax(target: TargetDef, fn: Any, *args: Any, opts: CompileOptions | N
     return compile_module(target, jax_module(fn, *args), opts)
 
 
-def verify(target: TargetDef, result: CompileResult, seeds: tuple[int, ...] = (0, 1)) -> list[str]:
-    """Run the program on the functional simulator against the reference
-    interpreter on random inputs; the problems found (empty when it matches)."""
+def verify(target: TargetDef, result: CompileResult, seeds: tuple[int, ...] = (0, 1),
+           native: bool = False) -> list[str]:
+    """Run the program on the functional simulator (natively on this CPU with ``native``)
+    against the reference interpreter on random inputs; the problems found (empty when it
+    matches)."""
     from .reference import evaluate
     from .reference.compare import compare_outputs
     from .reference.npz_io import random_inputs
     from .sim import run_program
 
+    if native:
+        from .emit.native import native_function
+
+        run = native_function(target, result.program)
     problems = []
     for seed in seeds:
         x = random_inputs([d.type for d in result.program.inputs], seed)
-        got = run_program(target, result.program, x)
+        got = run(*x) if native else run_program(target, result.program, x)
         problems += [f"seed {seed}: {p}" for p in compare_outputs(got, evaluate(result.module, x))]
     return problems

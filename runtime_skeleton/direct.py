@@ -106,6 +106,16 @@ class CompileResult:
     # compilation, in program order (pii_graph and allocation are then the first part's)
     parts: tuple[CompileResult, ...] = ()
     part_kind: str = ""  # what a part is: "output" or "stage"
+    target: TargetDef | None = field(default=None, repr=False)  # set by compile_module
+
+    def native(self) -> Callable[..., list]:
+        """The program as a Python function running natively on this CPU: arrays in, arrays out
+        (``emit.native``; a NativeError when the target or the CPU cannot run it)."""
+        from .emit.native import NativeError, native_function
+
+        if self.target is None:
+            raise NativeError("this result does not know its target (it did not come from compile_module)")
+        return native_function(self.target, self.program)
 
     def describe_loops(self) -> str:
         """The loop structure, for people ('' for straight-line code)."""

@@ -74,6 +74,7 @@ class InstructionDef:
     alias: ClassVar[int | None] = None  # input index the output provably overwrites in place
     semantics: ClassVar[str]  # HLO text of g(α); shapes may use α and the target's constants
     semantics_loc: ClassVar[SourceLoc]
+    native: ClassVar[str | None] = None  # the instruction as C, ``{attr}`` for an attribute's value
 
     @classmethod
     def attrs(cls) -> tuple[AttrDef, ...]:
@@ -110,6 +111,16 @@ class Bandwidth:
 
 
 @dataclass(frozen=True)
+class NativeDef:
+    """How the target's programs run as C here (``emit/native.py``): lines before the kernel,
+    compiler flags, and the /proc/cpuinfo flags the CPU needs."""
+
+    prelude: str = ""
+    flags: str = ""
+    cpu: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class TargetDef:
     name: str
     source: str
@@ -119,6 +130,7 @@ class TargetDef:
     clock_hz: float | None = None
     peaks: tuple[Peak, ...] = ()
     bandwidths: tuple[Bandwidth, ...] = ()
+    native: NativeDef | None = None  # None: its programs run only on the simulator
     package: str | None = None  # the module that imports it (``generated.gemmini``): how worker processes load it
 
     @property

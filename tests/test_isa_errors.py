@@ -27,6 +27,14 @@ LOAD = """instruction load(n ; src, dst)
 
 # (name, text after HEAD, expected line, expected col, message fragment)
 CASES = [
+    ("unknown attribute in a native text", LOAD.replace("  semantics {", '  native "memcpy(d1 + {dst}, d0 + {srcx}, 1);"\n  semantics {'),
+     9, 3, "'{srcx}' in the native text of 'load' is none of its attributes (n, src, dst)"),
+    ("two native texts", LOAD.replace("  semantics {", '  native "a;"\n  native "b;"\n  semantics {'), 10, 3,
+     "instruction 'load' has two native clauses"),
+    ("native flags twice", 'native_flags "-O2"\nnative_flags "-O3"\n' + LOAD, 5, 1,
+     "native_flags is declared twice (first at bad.isa:4:1)"),
+    ("a CPU feature that is no cpuinfo flag", 'native_cpu "avx 2"\n' + LOAD, 4, 12,
+     "a CPU feature is a /proc/cpuinfo flag"),
     ("unknown buffer", LOAD.replace("d1[dst", "d9[dst"), 6, 3, "unknown buffer 'd9'"),
     ("undeclared attribute in slice", LOAD.replace("d0[src : n * 128]", "d0[src : m * 128]"), 5, 20,
      "'m' is not an attribute of 'load'"),
