@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import math
 import os
 import pathlib
 import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -138,7 +140,7 @@ def build(target: TargetDef, prog: Program, out: pathlib.Path | None = None) -> 
     return out
 
 
-def native_function(target: TargetDef, prog: Program) -> Callable[..., list[np.ndarray]]:
+def native_function(target: TargetDef, prog: Program) -> NativeKernel:
     """A Python function running ``prog`` on this CPU: arrays in (one per program input),
     arrays out (one per output). Refused (NativeError) when the CPU lacks the target's
     features; a program an instruction of which would leave its buffers never runs."""
@@ -148,21 +150,49 @@ def native_function(target: TargetDef, prog: Program) -> Callable[..., list[np.n
     if missing:
         raise NativeError(f"this CPU lacks {', '.join(missing)}: {target.name} programs cannot run natively here")
     verify_program(target, prog)  # the simulator's bound checks, over every loop iteration, first
-    lib = ctypes.CDLL(str(build(target, prog)))
-    kernel = getattr(lib, ENTRY)
-    kernel.argtypes, kernel.restype = [ctypes.c_void_p], None
-    size = target.hbm.nbytes
+    return NativeKernel(target, prog, build(target, prog))
 
-    def run(*inputs: np.ndarray) -> list[np.ndarray]:
-        if len(inputs) != len(prog.inputs):
-            raise NativeError(f"the program has {len(prog.inputs)} input(s), got {len(inputs)}")
-        hbm = np.zeros(size, np.uint8)
-        for decl, arr in zip(prog.inputs, inputs):
+
+class NativeKernel:
+    """A built program: call it with the inputs; ``seconds`` times the kernel alone."""
+
+    def __init__(self, target: TargetDef, prog: Program, library: pathlib.Path) -> None:
+        self.prog = prog
+        self.size = target.hbm.nbytes
+        self.entry = getattr(ctypes.CDLL(str(library)), ENTRY)
+        self.entry.argtypes, self.entry.restype = [ctypes.c_void_p], None
+
+    def hbm(self, inputs: Sequence[np.ndarray]) -> np.ndarray:
+        """HBM with the inputs and constants in place."""
+        if len(inputs) != len(self.prog.inputs):
+            raise NativeError(f"the program has {len(self.prog.inputs)} input(s), got {len(inputs)}")
+        hbm = np.zeros(self.size, np.uint8)
+        for decl, arr in zip(self.prog.inputs, inputs):
             data = bflat(np.asarray(arr), decl.type)
             hbm[decl.offset:decl.offset + len(data)] = np.frombuffer(data, np.uint8)
-        for c in prog.consts:
+        for c in self.prog.consts:
             hbm[c.offset:c.offset + len(c.data)] = np.frombuffer(c.data, np.uint8)
-        kernel(hbm.ctypes.data)
-        return [unbflat(hbm[d.offset:d.offset + byte_size(d.type)].tobytes(), d.type) for d in prog.outputs]
+        return hbm
 
-    return run
+    def __call__(self, *inputs: np.ndarray) -> list[np.ndarray]:
+        hbm = self.hbm(inputs)
+        self.entry(hbm.ctypes.data)
+        return [unbflat(hbm[d.offset:d.offset + byte_size(d.type)].tobytes(), d.type) for d in self.prog.outputs]
+
+    def seconds(self, inputs: Sequence[np.ndarray], repeat: int = 5, min_seconds: float = 0.05) -> float:
+        """The fastest of ``repeat`` timings of the kernel alone (each the mean over enough
+        calls to last ``min_seconds``), inputs in place; HBM keeps what a call leaves."""
+        hbm = self.hbm(inputs)
+        at = hbm.ctypes.data
+        calls, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < min_seconds / 10:
+            self.entry(at)
+            calls += 1
+        n = max(1, int(calls * 10))
+        best = math.inf
+        for _ in range(repeat):
+            t0 = time.perf_counter_ns()
+            for _ in range(n):
+                self.entry(at)
+            best = min(best, (time.perf_counter_ns() - t0) / n / 1e9)
+        return best
