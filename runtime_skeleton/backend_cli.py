@@ -19,6 +19,7 @@ import numpy as np
 from . import progress
 from .cli_util import add_common_flags, at_least, refuse_overwrite, run_cli
 from .errors import ActgenError, SourceLoc, read_source
+from .executor import EXECUTORS
 from .target import TargetDef
 
 KERNEL_HELP = ("kernel file: HLO text (as jax.jit(f).lower(...).as_text(dialect='hlo') prints it, or an XLA dump), "
@@ -133,9 +134,11 @@ def _print_timing(timing: Timing, roof: Roofline) -> None:
     _table("bytes moved", ("from", "to", "bytes"), moved, text_columns=2)
 
 
-def _table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]], text_columns: int) -> None:
+def _table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]], text_columns: int,
+           text_last: bool = False) -> None:
     """A rich table when rich is installed, else plain aligned text; the columns after
-    the first ``text_columns`` hold numbers and are right-aligned."""
+    the first ``text_columns`` hold numbers and are right-aligned (but the last, with ``text_last``)."""
+    text = set(range(text_columns)) | ({len(header) - 1} if text_last else set())
     try:
         from rich.console import Console
         from rich.table import Table
@@ -143,12 +146,12 @@ def _table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]], tex
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         print(f"{title}:")
         for r in [header, *rows]:
-            print("  " + "  ".join(c.ljust(w) if i < text_columns else c.rjust(w)
+            print("  " + "  ".join(c.ljust(w) if i in text else c.rjust(w)
                                    for i, (c, w) in enumerate(zip(r, widths))))
         return
     table = Table(title=title, title_justify="left")
     for i, h in enumerate(header):
-        table.add_column(h, justify="left" if i < text_columns else "right")
+        table.add_column(h, justify="left" if i in text else "right")
     for r in rows:
         table.add_row(*r)
     Console(file=sys.stdout, highlight=False).print(table)
@@ -221,6 +224,12 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
 
     from .compile import CompileOptions, compile_hlo, verify
 
+    if len(ns.kernel) > 1 or pathlib.Path(ns.output).is_dir():
+        return _compile_batch(target, ns)
+    ns.kernel = ns.kernel[0]
+    if ns.executor != "local":
+        raise ActgenError(f"--executor {ns.executor} runs a batch (several kernels, or -o a directory) on other machines; "
+                          "one kernel compiles here")
     if ns.jobs > 1 and ns.deterministic:
         print("note: --deterministic compiles in one process; --jobs is ignored", file=sys.stderr)
     refuse_overwrite({"-o": ns.output, "--json": ns.json}, {"the kernel": ns.kernel})
@@ -279,6 +288,63 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     return 0
 
 
+def _compile_batch(target: TargetDef, ns: argparse.Namespace) -> int:
+    """Each kernel to DIR/<name>.s (.c, .so with --emit), then one table; exit 2 when a kernel
+    did not compile, 1 when a program disagrees with the reference."""
+    from .batch import compile_batch
+    from .compile import CompileOptions
+
+    out = pathlib.Path(ns.output)
+    if ns.output == "-" or ns.json:
+        raise ActgenError("a batch writes one file per kernel into the directory -o names (no -, no --json)")
+    kernels = [pathlib.Path(k) for k in ns.kernel]
+    stems = [k.stem for k in kernels]
+    twice = next((s for s in stems if stems.count(s) > 1), None)
+    if twice is not None:
+        raise ActgenError(f"two kernels are named {twice}: their programs would overwrite each other in {out}")
+    out.mkdir(parents=True, exist_ok=True)
+    suffix = {"asm": ".s", "c": ".c", "so": ".so"}[ns.emit]
+    refuse_overwrite({str(out / (k.stem + suffix)): str(out / (k.stem + suffix)) for k in kernels},
+                     {f"the kernel {k}": str(k) for k in kernels})
+    opts = CompileOptions(timeout=ns.timeout, patience=ns.patience, tiling=not ns.no_tiling,
+                          tiles_first=ns.tiles_first)
+    with progress.shown(f"compiling {len(kernels)} kernels", enabled=False if ns.quiet else None):
+        rows = compile_batch(target, kernels, opts, jobs=ns.jobs, executor=ns.executor, address=ns.address,
+                             check=ns.verify)
+    table = []
+    for k, row in zip(kernels, rows):
+        if row.program is not None:
+            _write_program(target, row.program, out / (k.stem + suffix), ns.emit)
+        status = "no program" if row.program is None else \
+            ("MISMATCH" if row.mismatch else "verified" if row.verified else "compiled")
+        table.append((k.name, status, str(row.instructions) if row.program else "",
+                      f"{row.cost:g}" if row.program else "", f"{row.seconds:.2f}", _shorter(row.error, 100)))
+    if not ns.quiet:
+        _table(f"{len(rows)} kernels -> {out}", ("kernel", "status", "instructions", "cost", "seconds", "why"),
+               table, text_columns=2, text_last=True)
+    if any(r.mismatch for r in rows):
+        return 1
+    return 2 if any(r.program is None for r in rows) else 0
+
+
+def _shorter(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n - 3] + "..."
+
+
+def _write_program(target: TargetDef, text: str, path: pathlib.Path, emit: str) -> None:
+    if emit == "asm":
+        path.write_text(text)
+        return
+    from .emit.native import build, c_source
+    from .program import parse_program
+
+    prog = parse_program(text, str(path))
+    if emit == "c":
+        path.write_text(c_source(target, prog))
+    else:
+        build(target, prog, path)
+
+
 def _silent(*_args: object, **_kwargs: object) -> None:
     pass
 
@@ -289,7 +355,7 @@ def _fuzz(target: TargetDef, ns: argparse.Namespace) -> int:
     try:
         report = fuzz(target, ns.n, ns.seed, ns.max_nodes, ns.timeout_per_kernel, ns.out, ops=ns.ops,
                       jobs=ns.jobs, probe=not ns.unfiltered, tiles_first=ns.tiles_first,
-                      from_programs=ns.from_programs)
+                      from_programs=ns.from_programs, executor=ns.executor, address=ns.address)
     except ValueError as err:  # a bad --ops or --max-nodes
         raise ActgenError(str(err)) from None
     return 1 if report.failed else 0
@@ -332,7 +398,7 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                       help="seconds for phase 1 (default 20)")
 
     comp = sub.add_parser("compile", help="compile an HLO kernel to an assembly program")
-    comp.add_argument("kernel", help=KERNEL_HELP)
+    comp.add_argument("kernel", nargs="+", help=KERNEL_HELP + "; several: a batch, -o names a directory")
     comp.add_argument("-o", "--output", required=True, help="assembly program to write (.s); - for standard output "
                       "(the status then goes to standard error)")
     comp.add_argument("--json", metavar="FILE", help="also write the program, cost and statistics as JSON")
@@ -356,6 +422,10 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                       help="what -o receives: the assembly program (default), the program as C (the "
                            "description's native texts), or that C built into a shared library with the system's "
                            "compiler (entry point: void actgen_kernel(uint8_t *hbm))")
+    comp.add_argument("--executor", choices=EXECUTORS, default="local",
+                      help="where a batch's kernels compile: local processes (--jobs of them) or a Ray cluster "
+                           "(a local one, or the one at --address; needs pip install 'actgen[ray]')")
+    comp.add_argument("--address", metavar="HOST:PORT", help="the Ray cluster of --executor ray (default: start one here)")
     comp.add_argument("--native", action="store_true",
                       help="with --verify, also run the program natively on this CPU against the reference")
     comp.add_argument("-q", "--quiet", action="store_true",
@@ -372,6 +442,9 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                     help="where failing kernels are saved as fuzz_<seed>.hlo (default fuzz_failures)")
     fz.add_argument("--jobs", type=at_least(int, 1), default=1, metavar="N",
                     help="check kernels in N processes at once (default 1; the report is the same)")
+    fz.add_argument("--executor", choices=EXECUTORS, default="local",
+                    help="where kernels are checked: local processes, or a Ray cluster (the report is the same)")
+    fz.add_argument("--address", metavar="HOST:PORT", help="the Ray cluster of --executor ray (default: start one here)")
     fz.add_argument("--ops", default=None, metavar="OP,OP",
                     help="use only these of the ten operators (default all: dot,broadcast,reduce,reverse,add,"
                          "subtract,negate,minimum,maximum,clamp)")

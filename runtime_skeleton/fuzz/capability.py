@@ -25,9 +25,10 @@ import os
 import pathlib
 from collections.abc import Iterator
 
+from ..executor import map_jobs
 from ..target import TargetDef
 from .gen import OPS, _type
-from .jobs import for_workers, is_refusal, map_jobs
+from .jobs import for_workers, is_refusal
 from .profile import Profile, profile, resolve_target
 
 # A probe is one row: a target that computes the operator does so with a small e-graph.

@@ -1,7 +1,6 @@
-"""How fuzz jobs run: here or in worker processes, and which errors of a job are refusals."""
+"""Which errors of a fuzz job are refusals, and how a target travels to workers (the jobs run
+through ``executor.map_jobs``)."""
 from __future__ import annotations
-
-from collections.abc import Callable, Iterator
 
 from ..errors import ActgenError
 from ..superopt.parallel import package_name
@@ -27,18 +26,3 @@ def for_workers(t: TargetDef, jobs: int) -> tuple[TargetDef | str, int]:
     the generated package by name; a TargetDef built elsewhere is checked here, in one process."""
     name = package_name(t) if jobs > 1 else None
     return (name or t), (jobs if name else 1)
-
-
-def map_jobs(fn: Callable, jobs: list[tuple], workers: int) -> Iterator:
-    """``fn`` over ``jobs`` in order: here, or in ``workers`` processes (each compiles one
-    kernel at a time, so per-kernel time limits mean the same as in one process).
-    ``fn`` is a module-level function; in workers a target is passed by package name."""
-    if workers <= 1:
-        yield from map(fn, jobs)
-        return
-    import concurrent.futures
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("spawn")  # no fork of a process that holds egglog and CP-SAT threads
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-        yield from pool.map(fn, jobs)

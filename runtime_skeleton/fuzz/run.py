@@ -28,9 +28,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..errors import ActgenError, EvalError, HloError
+from ..executor import map_jobs
 from ..target import TargetDef
 from .gen import chosen_ops, random_fuzz_kernel
-from .jobs import for_workers, is_refusal, map_jobs
+from .jobs import for_workers, is_refusal
 from .profile import resolve_target
 
 VERIFIED, UNSUPPORTED, FAILED = "verified", "unsupported", "failed"
@@ -288,7 +289,8 @@ def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | N
          timeout_per_kernel: float = 10.0, out_dir: str | pathlib.Path | None = "fuzz_failures",
          min_nodes: int | None = None, log: Callable[[str], None] | None = None,
          quiet: bool = False, ops=None, jobs: int = 1, probe: bool = False,
-         tiles_first: bool | None = None, from_programs: bool = False) -> FuzzReport:  # noqa: ANN001
+         tiles_first: bool | None = None, from_programs: bool = False, executor: str = "local",
+         address: str | None = None) -> FuzzReport:  # noqa: ANN001
     """Fuzz ``n`` kernels drawn from seeds seed, seed+1, ...; print one line per kernel,
     the summary line and the unsupported categories; return the report (counts).
     ``jobs`` > 1 checks kernels in that many processes (the report is the same, in seed order).
@@ -296,7 +298,8 @@ def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | N
     (``capability``); else every operator in every dtype of the target. ``tiles_first``:
     ``CompileOptions.tiles_first`` (None: phase 1's default). ``from_programs``: the kernels are
     the meanings of random valid programs of the target (``programs``), and each compiled
-    program's cost is compared with the random program's."""
+    program's cost is compared with the random program's. ``executor``, ``address``: where
+    the kernels are checked (``executor.map_jobs``: local processes, or Ray)."""
     t = resolve_target(target)
     say = _progress(log, quiet)
     report = FuzzReport(t.name)
@@ -312,10 +315,13 @@ def fuzz(target: TargetDef | str, n: int = 20, seed: int = 0, max_nodes: int | N
         else:
             report.drawn = describe(prof)
             say(f"drawing from the operators that compile alone: {report.drawn}")
-    carried, workers = for_workers(t, jobs)
+    carried, workers = for_workers(t, jobs if executor == "local" else max(jobs, 2))
+    if executor != "local" and isinstance(carried, TargetDef):
+        raise ActgenError(f"--executor {executor} carries the target by its package, and {t.name} was not imported "
+                          "from one")
     work = [(carried, prof, seed + i, max_nodes, min_nodes, ops, timeout_per_kernel, tiles_first) for i in range(n)]
     check = _program_and_check if from_programs else _draw_and_check
-    for i, (text, o) in enumerate(map_jobs(check, work, workers)):
+    for i, (text, o) in enumerate(map_jobs(check, work, workers, executor, address)):
         s = seed + i
         if o.status == FAILED and out_dir is not None:
             how = " --from-programs" if from_programs else _how(max_nodes, ops, probe)
