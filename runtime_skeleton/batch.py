@@ -14,7 +14,7 @@ import time
 from .direct import CompileError, CompileOptions
 from .errors import ActgenError
 from .executor import map_jobs
-from .superopt.parallel import package_name
+from .superopt.parallel import TargetRef, package_name
 from .target import TargetDef
 
 
@@ -38,7 +38,8 @@ def compile_batch(target: TargetDef, kernels: list[pathlib.Path], opts: CompileO
     if name is None and (jobs > 1 or executor != "local"):
         raise ActgenError(f"compiling in other processes carries the target by its package, and {target.name} was "
                           "not imported from one")
-    work = [(name or target, str(k), k.read_bytes(), opts, check) for k in kernels]
+    ref = TargetRef(name) if name else target
+    work = [(ref, str(k), k.read_bytes(), opts, check) for k in kernels]
     return list(map_jobs(_compile_one, work, jobs if executor == "local" else max(jobs, 2), executor, address))
 
 

@@ -3,7 +3,7 @@ through ``executor.map_jobs``)."""
 from __future__ import annotations
 
 from ..errors import ActgenError
-from ..superopt.parallel import package_name
+from ..superopt.parallel import TargetRef, package_name
 from ..target import TargetDef
 
 
@@ -21,8 +21,9 @@ def is_refusal(err: BaseException) -> bool:
     return type(err) is ActgenError and "bug" not in err.message
 
 
-def for_workers(t: TargetDef, jobs: int) -> tuple[TargetDef | str, int]:
+def for_workers(t: TargetDef, jobs: int) -> tuple[TargetDef | TargetRef, int]:
     """The target as jobs carry it, and how many worker processes to use: workers import
-    the generated package by name; a TargetDef built elsewhere is checked here, in one process."""
+    the generated package by its module path; a TargetDef built elsewhere is checked here,
+    in one process."""
     name = package_name(t) if jobs > 1 else None
-    return (name or t), (jobs if name else 1)
+    return (TargetRef(name) if name else t), (jobs if name else 1)

@@ -17,6 +17,7 @@ import importlib
 from dataclasses import dataclass
 
 from ..isel.obstacles import written_types
+from ..superopt.parallel import TargetRef
 from ..target import TargetDef
 
 _KNOWN = frozenset({"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "bf16", "f16", "f32", "f64"})
@@ -46,10 +47,13 @@ class Profile:
 
 
 def resolve_target(target: TargetDef | str) -> TargetDef:
-    """A TargetDef, or its generated package: a module path (``mypkg.mytgt``), or a bare
-    name for one in ``generated/`` (``gemmini`` -> generated.gemmini)."""
+    """A TargetDef; a TargetRef (a job's, loaded from exactly its module); or the name of a
+    generated package: a module path (``mypkg.mytgt``), or a bare name for one in
+    ``generated/`` (``gemmini`` -> generated.gemmini)."""
     if isinstance(target, TargetDef):
         return target
+    if isinstance(target, TargetRef):
+        return target.load()
     return importlib.import_module(target if "." in target else f"generated.{target}").TARGET
 
 

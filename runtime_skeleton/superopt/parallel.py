@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
+from dataclasses import dataclass
 import queue
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -30,9 +31,19 @@ def package_name(t: TargetDef) -> str | None:
 
 
 def target_named(name: str) -> TargetDef:
-    """The target of a generated package: a module path (``mypkg.mytgt``), or a bare name
-    for one in ``generated/`` (``gemmini``)."""
-    return importlib.import_module(name if "." in name else f"generated.{name}").TARGET
+    """The target of the generated package at module path ``name`` (``generated.gemmini``,
+    ``mytgt``): exactly that module, as ``package_name`` gave it."""
+    return importlib.import_module(name).TARGET
+
+
+@dataclass(frozen=True)
+class TargetRef:
+    """A target as jobs carry it to other processes: the module path of its package."""
+
+    module: str
+
+    def load(self) -> TargetDef:
+        return target_named(self.module)
 
 
 def can_start_workers() -> bool:
