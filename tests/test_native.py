@@ -110,3 +110,43 @@ def test_the_command_line_emits_c_and_shared_libraries_and_runs_natively(gen, tm
     out = cli("run", str(tmp_path / "k.s"), "--random", "0", "-o", str(tmp_path / "o.npz"), "--native",
               "--expect", kernel)
     assert "natively on this CPU" in out and "matches the reference interpreter" in out
+
+
+ADD_RELU_SCALE = """HloModule add_relu_scale
+
+ENTRY main {
+  a = f32[4,16]{1,0} parameter(0)
+  b = f32[4,16]{1,0} parameter(1)
+  c = f32[4,16]{1,0} parameter(2)
+  s = f32[4,16]{1,0} add(a, b)
+  z = f32[] constant(0)
+  zb = f32[4,16]{1,0} broadcast(z), dimensions={}
+  r = f32[4,16]{1,0} maximum(s, zb)
+  ROOT m = f32[4,16]{1,0} multiply(r, c)
+}
+"""
+
+
+def test_the_avx2_target_runs_its_programs_natively():
+    from generated import avx2
+
+    res = compile_hlo(avx2.TARGET, ADD_RELU_SCALE, timeout=30)
+    assert "_mm256_" in c_source(avx2.TARGET, res.program)
+    assert verify(avx2.TARGET, res, native=True) == []
+    x = random_inputs([d.type for d in res.program.inputs], 5)
+    got = res.native()(*x)[0]
+    assert np.allclose(got, np.maximum(x[0] + x[1], 0) * x[2], rtol=1e-6)
+
+
+AVX2_EXAMPLES = ["elementwise_chain_f32", "transpose_2d", "amx_k3", "amx_k4", "slice_concat", "gemm_f32", "mlp_f32"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kernel", AVX2_EXAMPLES)
+def test_avx2_runs_the_f32_examples_it_computes_natively(kernel):
+    """The f32 kernels of examples/kernels that the avx2 target computes (the others use
+    exp, rsqrt, convolutions... that AVX2 has no instruction for, and are refused at once)."""
+    from generated import avx2
+
+    res = compile_hlo(avx2.TARGET, ROOT / f"examples/kernels/{kernel}.hlo", timeout=60)
+    assert verify(avx2.TARGET, res, native=True) == []
