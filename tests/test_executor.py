@@ -47,7 +47,7 @@ def test_a_batch_gives_the_same_programs_here_and_on_ray(gemmini, local_ray, tmp
 
 def test_a_fuzz_campaign_reports_the_same_on_ray(gemmini, local_ray):
     def run(**kw):
-        report = fuzz(gemmini, n=4, seed=93100, timeout_per_kernel=4, out_dir=None, quiet=True, **kw)
+        report = fuzz(gemmini, n=3, seed=93100, timeout_per_kernel=2, out_dir=None, quiet=True, **kw)
         return [(o.status, o.nodes, o.instructions) for o in report.outcomes]
 
     assert run() == run(executor="ray")
