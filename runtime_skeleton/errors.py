@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 
 @dataclass(frozen=True)
@@ -53,14 +54,26 @@ def read_source(path: str | Path, error: type[ActgenError] = ActgenError, label:
     UnicodeDecodeError traceback otherwise), or where the file passes MAX_SOURCE_BYTES (a
     device such as /dev/zero never ends). ``label``: the file's name in messages."""
     with open(path, "rb") as f:
-        data = f.read(MAX_SOURCE_BYTES + 1)
+        return source_text(read_bounded(f, label or str(path), error), label or str(path), error)
 
-    def at(i: int) -> SourceLoc:  # byte i's line and column
-        return SourceLoc(label or str(path), data.count(b"\n", 0, i) + 1, i - data.rfind(b"\n", 0, i))
 
+def read_bounded(f: BinaryIO, label: str, error: type[ActgenError] = ActgenError) -> bytes:
+    """At most MAX_SOURCE_BYTES of a file or stream; ``error`` where it passes them."""
+    data = f.read(MAX_SOURCE_BYTES + 1)
     if len(data) > MAX_SOURCE_BYTES:
-        raise error(f"file is larger than {MAX_SOURCE_BYTES >> 20} MiB, the most actgen reads", at(MAX_SOURCE_BYTES))
+        raise error(f"file is larger than {MAX_SOURCE_BYTES >> 20} MiB, the most actgen reads",
+                    _byte_loc(data, MAX_SOURCE_BYTES, label))
+    return data
+
+
+def source_text(data: bytes, label: str, error: type[ActgenError] = ActgenError) -> str:
+    """``data`` as UTF-8; ``error`` located at the first byte that is not."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise error("file is not valid UTF-8", at(e.start)) from None
+        raise error("file is not valid UTF-8", _byte_loc(data, e.start, label)) from None
+
+
+def _byte_loc(data: bytes, i: int, label: str) -> SourceLoc:
+    """Byte i's line and column."""
+    return SourceLoc(label, data.count(b"\n", 0, i) + 1, i - data.rfind(b"\n", 0, i))

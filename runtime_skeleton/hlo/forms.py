@@ -17,11 +17,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from ..errors import MAX_SOURCE_BYTES, HloError, SourceLoc, read_source
+from ..errors import HloError, SourceLoc, read_bounded, source_text
 from ..ir.graph import Module
 from .parser import parse_module
 
@@ -35,22 +34,16 @@ def read_kernel(path: str | os.PathLike) -> Module:
     """A kernel file in any of the forms above; errors are located in ``path``. ``-``:
     standard input."""
     if str(path) == "-":
-        data = sys.stdin.buffer.read(MAX_SOURCE_BYTES + 1)
-        if len(data) > MAX_SOURCE_BYTES:
-            raise HloError(f"input is larger than {MAX_SOURCE_BYTES >> 20} MiB, the most actgen reads",
-                           SourceLoc("<stdin>", 1, 1))
-        return kernel_module(data, "<stdin>")
-    path = Path(path)
+        return _bytes_module(read_bounded(sys.stdin.buffer, "<stdin>", HloError), "<stdin>")
     with open(path, "rb") as f:
-        head = f.read(4096)
-    if _is_binary(head):
-        with open(path, "rb") as f:
-            data = f.read(MAX_SOURCE_BYTES + 1)
-        if len(data) > MAX_SOURCE_BYTES:
-            raise HloError(f"file is larger than {MAX_SOURCE_BYTES >> 20} MiB, the most actgen reads",
-                           SourceLoc(str(path), 1, 1))
-        return parse_module(proto_to_hlo(data, str(path)), f"{path} (as HLO)")
-    return text_module(read_source(path, HloError), str(path))
+        return _bytes_module(read_bounded(f, str(path), HloError), str(path))
+
+
+def _bytes_module(data: bytes, label: str) -> Module:
+    """A serialized HloModuleProto, or text (UTF-8, errors located)."""
+    if _is_binary(data[:4096]):
+        return parse_module(proto_to_hlo(data, label), f"{label} (as HLO)")
+    return text_module(source_text(data, label, HloError), label)
 
 
 def text_module(text: str, filename: str = "<hlo>") -> Module:
@@ -75,14 +68,7 @@ def kernel_module(source: Any, filename: str = "<hlo>") -> Module:
     if isinstance(source, str):
         return text_module(source, filename)
     if isinstance(source, (bytes, bytearray, memoryview)):
-        data = bytes(source)
-        if _is_binary(data[:4096]):
-            return parse_module(proto_to_hlo(data, filename), f"{filename} (as HLO)")
-        try:
-            return text_module(data.decode("utf-8"), filename)
-        except UnicodeDecodeError as e:
-            raise HloError("bytes are neither UTF-8 text nor a serialized HloModuleProto",
-                           SourceLoc(filename, 1, e.start + 1)) from None
+        return _bytes_module(bytes(source), filename)
     if hasattr(source, "as_hlo_text"):  # an XlaComputation
         return parse_module(source.as_hlo_text(), filename)
     if hasattr(source, "as_text") and hasattr(source, "compile"):  # a jax.stages.Lowered
