@@ -17,7 +17,6 @@ import pathlib
 import re
 import time
 
-import _common  # noqa: F401  (puts the repository root on sys.path)
 import numpy as np
 from _common import ROOT, backend, one_line, print_table, provenance
 
@@ -50,26 +49,12 @@ def cpu_hz() -> float | None:
     return float(m.group(1)) * 1e6 if m else None
 
 
-def best_seconds(fn, repeat: int = 5, min_seconds: float = 0.05) -> float:
-    calls, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < min_seconds / 10:
-        fn()
-        calls += 1
-    n = max(1, calls * 10)
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter_ns()
-        for _ in range(n):
-            fn()
-        best = min(best, (time.perf_counter_ns() - t0) / n / 1e9)
-    return best
-
-
 def measure(target: str, timeout: float) -> list[list]:
     import jax
     import jax.numpy as jnp
 
     from runtime_skeleton.compile import CompileError, verify
+    from runtime_skeleton.emit.native import best_seconds
     from runtime_skeleton.sim.cost import cycles
 
     be = backend(target)

@@ -10,6 +10,8 @@ machine.
 """
 from __future__ import annotations
 
+import textwrap
+
 from .fuzz.profile import profile
 from .isel.isa_rules import Pattern
 from .isel.obstacles import written_types
@@ -26,7 +28,8 @@ def facts_text(target: TargetDef) -> str:
         out.append(f"  {p.ins.name}({alpha}) -> {p.ins.output.buffer}: {_term(p, p.root)}")
     isa = sum(r.name.startswith("isa:") for r in facts.rules)
     out += ["", f"rules: {len(facts.rules)} ({isa} IR-to-ISA, {len(facts.rules) - isa} axioms and others)"]
-    out += _wrapped("  ", sorted(r.name for r in facts.rules if not r.name.startswith("isa:")))
+    out += textwrap.wrap(", ".join(sorted(r.name for r in facts.rules if not r.name.startswith("isa:"))), 100,
+                         initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False)
     out += ["", "operators instructions compute: " + ", ".join(sorted(target_ops(facts.patterns)))]
     out += ["", "tile sizes per (operator, dtype) (extents, share, whole):"]
     for (op, dt), sizes in sorted(facts.tiles.items()):
@@ -54,14 +57,3 @@ def _term(p: Pattern, k: int) -> str:
     head = f"{n.dtype} {n.op}"
     return f"{head}({', '.join(_term(p, c) for c in n.children)})" if n.children else head
 
-
-def _wrapped(indent: str, words: list[str], width: int = 100) -> list[str]:
-    lines, line = [], indent
-    for w in words:
-        if len(line) + len(w) + 2 > width and line.strip():
-            lines.append(line.rstrip(", "))
-            line = indent
-        line += w + ", "
-    if line.strip():
-        lines.append(line.rstrip(", "))
-    return lines

@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -180,19 +180,24 @@ class NativeKernel:
         return [unbflat(hbm[d.offset:d.offset + byte_size(d.type)].tobytes(), d.type) for d in self.prog.outputs]
 
     def seconds(self, inputs: Sequence[np.ndarray], repeat: int = 5, min_seconds: float = 0.05) -> float:
-        """The fastest of ``repeat`` timings of the kernel alone (each the mean over enough
-        calls to last ``min_seconds``), inputs in place; HBM keeps what a call leaves."""
+        """``best_seconds`` of the kernel alone, inputs in place; HBM keeps what a call leaves."""
         hbm = self.hbm(inputs)
         at = hbm.ctypes.data
-        calls, t0 = 0, time.perf_counter()
-        while time.perf_counter() - t0 < min_seconds / 10:
-            self.entry(at)
-            calls += 1
-        n = max(1, int(calls * 10))
-        best = math.inf
-        for _ in range(repeat):
-            t0 = time.perf_counter_ns()
-            for _ in range(n):
-                self.entry(at)
-            best = min(best, (time.perf_counter_ns() - t0) / n / 1e9)
-        return best
+        return best_seconds(lambda: self.entry(at), repeat, min_seconds)
+
+
+def best_seconds(call: Callable[[], object], repeat: int = 5, min_seconds: float = 0.05) -> float:
+    """The fastest of ``repeat`` timings of ``call``, each the mean over enough calls to last
+    about ``min_seconds``."""
+    calls, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < min_seconds / 10:
+        call()
+        calls += 1
+    n = max(1, calls * 10)
+    best = math.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            call()
+        best = min(best, (time.perf_counter_ns() - t0) / n / 1e9)
+    return best
