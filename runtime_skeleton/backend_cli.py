@@ -30,6 +30,7 @@ MAX_FUZZ_NODES = 1000  # nodes of a fuzz kernel (docs/limits.md): Act's kernels 
 
 if TYPE_CHECKING:
     from .ir.graph import Module
+    from .program import Program
     from .sim.roofline import Roofline
     from .sim.timing import Timing
 
@@ -237,24 +238,10 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
                           tiling=not ns.no_tiling, jobs=ns.jobs, tiles_first=ns.tiles_first)
     if ns.emit == "so" and ns.output == "-":
         raise ActgenError("--emit so writes a shared library: give -o a file, not -")
+    _native_before_compiling(target, ns)
     with progress.shown(f"compiling {ns.kernel}", enabled=False if ns.quiet else None):
         res = compile_hlo(target, pathlib.Path(ns.kernel), opts)
-    if ns.emit == "so":
-        from .emit.native import build
-
-        build(target, res.program, pathlib.Path(ns.output))
-    else:
-        if ns.emit == "c":
-            from .emit.native import c_source
-
-            text = c_source(target, res.program)
-        else:
-            text = res.text
-        if ns.output == "-":  # the program on standard output, the status on standard error
-            sys.stdout.write(text)
-            sys.stdout.flush()
-        else:
-            pathlib.Path(ns.output).write_text(text)
+    _write_program(target, res.text, ns.output, ns.emit, res.program)
     if ns.json:
         pathlib.Path(ns.json).write_text(json.dumps(res.json(), indent=1) + "\n")
     st = res.stats
@@ -302,6 +289,7 @@ def _compile_batch(target: TargetDef, ns: argparse.Namespace) -> int:
     twice = next((s for s in stems if stems.count(s) > 1), None)
     if twice is not None:
         raise ActgenError(f"two kernels are named {twice}: their programs would overwrite each other in {out}")
+    _native_before_compiling(target, ns)
     out.mkdir(parents=True, exist_ok=True)
     suffix = {"asm": ".s", "c": ".c", "so": ".so"}[ns.emit]
     refuse_overwrite({str(out / (k.stem + suffix)): str(out / (k.stem + suffix)) for k in kernels},
@@ -314,7 +302,7 @@ def _compile_batch(target: TargetDef, ns: argparse.Namespace) -> int:
     table = []
     for k, row in zip(kernels, rows):
         if row.program is not None:
-            _write_program(target, row.program, out / (k.stem + suffix), ns.emit)
+            _write_program(target, row.program, str(out / (k.stem + suffix)), ns.emit)
         status = "no program" if row.program is None else \
             ("MISMATCH" if row.mismatch else "verified" if row.verified else "compiled")
         table.append((k.name, status, str(row.instructions) if row.program else "",
@@ -327,22 +315,36 @@ def _compile_batch(target: TargetDef, ns: argparse.Namespace) -> int:
     return 2 if any(r.program is None for r in rows) else 0
 
 
+def _native_before_compiling(target: TargetDef, ns: argparse.Namespace) -> None:
+    """C, a shared library or a native run of a target without native texts: said before the search."""
+    if ns.emit != "asm" or ns.native:
+        from .emit.native import require_native
+
+        require_native(target)
+
+
 def _shorter(text: str, n: int) -> str:
     return text if len(text) <= n else text[:n - 3] + "..."
 
 
-def _write_program(target: TargetDef, text: str, path: pathlib.Path, emit: str) -> None:
-    if emit == "asm":
-        path.write_text(text)
-        return
-    from .emit.native import build, c_source
-    from .program import parse_program
+def _write_program(target: TargetDef, text: str, output: str, emit: str, prog: Program | None = None) -> None:
+    """The program (assembly ``text``; ``prog`` parsed from it when not given) as ``--emit``
+    asks: the assembly, its C, or the built shared library; ``-``: standard output, where
+    the status then goes to standard error."""
+    if emit != "asm":
+        from .emit.native import build, c_source
+        from .program import parse_program
 
-    prog = parse_program(text, str(path))
-    if emit == "c":
-        path.write_text(c_source(target, prog))
+        prog = prog or parse_program(text, output)
+        if emit == "so":
+            build(target, prog, pathlib.Path(output))
+            return
+        text = c_source(target, prog)
+    if output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
     else:
-        build(target, prog, path)
+        pathlib.Path(output).write_text(text)
 
 
 def _silent(*_args: object, **_kwargs: object) -> None:

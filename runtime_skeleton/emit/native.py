@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..cache import cache_root
 from ..errors import ActgenError
 from ..layout import bflat, byte_size, unbflat
 from ..program import Affine, ConcreteInstr, Item, Loop, Program
@@ -48,9 +49,7 @@ class NativeError(ActgenError):
 
 def c_source(target: TargetDef, prog: Program) -> str:
     """The program as one C translation unit defining ``void actgen_kernel(uint8_t *hbm)``."""
-    if target.native is None:
-        raise NativeError(f"target {target.name} says nothing of how its programs run natively "
-                          f"(its description has no native_prelude, native_flags or native_cpu)")
+    require_native(target)
     for name in target.buffers:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in _C_KEYWORDS:
             raise NativeError(f"buffer '{name}' of {target.name} cannot be a C array name")
@@ -63,6 +62,13 @@ def c_source(target: TargetDef, prog: Program) -> str:
     _items(target, prog.instructions, "    ", lines)
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def require_native(target: TargetDef) -> None:
+    """A NativeError unless the description says how its programs run natively."""
+    if target.native is None:
+        raise NativeError(f"target {target.name} says nothing of how its programs run natively "
+                          f"(its description has no native_prelude, native_flags or native_cpu)")
 
 
 def _items(target: TargetDef, items: Sequence[Item], indent: str, lines: list[str]) -> None:
@@ -122,9 +128,7 @@ def build(target: TargetDef, prog: Program, out: pathlib.Path | None = None) -> 
     flags = ["-O2", "-shared", "-fPIC", *target.native.flags.split()]
     key = hashlib.sha256("\0".join([cc, *flags, source]).encode()).hexdigest()[:20]
     if out is None:
-        cache = pathlib.Path(os.environ.get("ACTGEN_CACHE") or
-                             pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") /
-                             "actgen") / "native"
+        cache = cache_root() / "native"
         cache.mkdir(parents=True, exist_ok=True)
         out = cache / f"{target.name}-{key}.so"
         if out.is_file():

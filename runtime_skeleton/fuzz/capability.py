@@ -25,6 +25,7 @@ import os
 import pathlib
 from collections.abc import Iterator
 
+from ..cache import cache_root
 from ..executor import map_jobs
 from ..target import TargetDef
 from .gen import OPS, _type
@@ -123,8 +124,7 @@ def capable(target: TargetDef | str, ops: tuple[str, ...] = OPS, timeout: float 
 
 
 def cache_file(t: TargetDef, timeout: float) -> pathlib.Path | None:
-    """Where the probes' results are kept: ``$ACTGEN_CACHE`` (else ``$XDG_CACHE_HOME/actgen``,
-    else ``~/.cache/actgen``), named by a hash of the generated target, the compiler's
+    """Where the probes' results are kept (``cache.cache_root``), named by a hash of the generated target, the compiler's
     source and the timeout (None: a target not loaded from a file, not cached)."""
     try:
         generated = pathlib.Path(inspect.getsourcefile(next(iter(t.instructions.values()))))
@@ -134,9 +134,7 @@ def cache_file(t: TargetDef, timeout: float) -> pathlib.Path | None:
     h.update(generated.read_bytes())
     for f in sorted(pathlib.Path(__file__).resolve().parents[1].rglob("*.py")):
         h.update(f.read_bytes())
-    root = os.environ.get("ACTGEN_CACHE") or \
-        pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "actgen"
-    return pathlib.Path(root) / f"capability-{t.name}-{h.hexdigest()[:16]}.json"
+    return cache_root() / f"capability-{t.name}-{h.hexdigest()[:16]}.json"
 
 
 def _load(path: pathlib.Path | None) -> dict[str, bool]:
