@@ -22,7 +22,7 @@ from ..ir.types import TensorType
 from ..target import TargetDef
 from .egraph import ClassId
 from .identity import identity_ok
-from .isa_rules import UNDEF, input_buffers
+from .isa_rules import UNDEF
 from .terms import CONST_LEAVES, PII_PREFIX, ENode, Term, View
 
 MAX_REACH = 200_000  # requirements explored per bound computation (a bound on memory and time)
@@ -182,9 +182,13 @@ class Extractor:
         self.hbm = self.target.hbm.name
         self._options: dict[Req, list[Choice]] = {}
         self._bounds: dict[tuple, dict[Req, int]] = {}  # (roots, shared) -> lower_bounds (the view is frozen)
+        self._graphs: dict[tuple, tuple] = {}  # roots -> their AND-OR graph (_and_or)
         self.truncated = False  # a bound computation stopped at MAX_REACH or the deadline
         self.misplaced = 0  # graphs dropped: a concat^H of input views no allocation places
         self._const_nodes: dict[ClassId, ENode] | None = None
+        # per pii operator: the buffers its operands are read from, and the operand it overwrites in place
+        self._reads = {PII_PREFIX + name: (tuple(s.buffer for s in ins.inputs), ins.alias)
+                       for name, ins in self.target.instructions.items()}
 
     def _shallowest(self) -> dict[ClassId, ENode]:
         """``shallowest_nodes`` of the constant classes, once (the view is frozen)."""
@@ -297,8 +301,8 @@ class Extractor:
         requirement, the names nested as deep as the chains, and their number grew
         exponentially with the chains an e-graph holds: a fuzz kernel's s32 sums in
         Gemmini's accumulator passed 200k requirements.)"""
-        reqs = tuple(zip(n.children, input_buffers(self.target, n)))
-        a = self.target.instructions[n.instr].alias
+        buffers, a = self._reads[n.op]
+        reqs = tuple(zip(n.children, buffers))
         if a is None:
             return reqs
         anchor, at = self._place(req)
@@ -308,7 +312,7 @@ class Extractor:
         """Whether n would overwrite, in place of its anchor, the anchor's own value:
         computing a value into storage that a chain then brings back to the same value.
         A chain member above is caught as a cycle of requirements instead."""
-        a = self.target.instructions[n.instr].alias
+        a = self._reads[n.op][1]
         if a is None:
             return False
         anchor, at = self._place(req)
@@ -327,6 +331,8 @@ class Extractor:
             return []
         reqs = self.root_reqs(roots)
         self._need = self.lower_bounds(reqs, shared=True)
+        if any(self._need.get(r, 0) > max_nodes for r in reqs):
+            return []  # every choice at that output would be pruned below (a held e-graph's Γ still growing)
         # a computation stopped at the deadline may have counted fewer: take what both counted
         bound = {r: v for r, v in self.lower_bounds(reqs).items() if r in self._need}
         found: dict[tuple, PiiGraph] = {}
@@ -369,6 +375,36 @@ class Extractor:
         return self._bounds[key]
 
     def _lower_bounds(self, roots: list[Req], shared: bool) -> dict[Req, int]:
+        # Knuth's generalisation of Dijkstra to AND-OR graphs: a requirement's count is
+        # final when it is the smallest pending, and an option is counted once all its
+        # operands are final (both combinations only grow with their operands). A sweep
+        # to a fixpoint instead took one pass per level of the e-graph: seconds past the
+        # compile's time limit on kernels of a few dozen operators.
+        users, waiting, leaves = self._and_or(tuple(roots))
+        waiting = dict(waiting)
+        heap = list(leaves)  # (count, discovery number, requirement): ties pop in discovery order
+        heapq.heapify(heap)
+        tie = itertools.count(len(leaves))
+        best: dict[Req, int] = {}
+        while heap:
+            v, _, r = heapq.heappop(heap)
+            if r in best:
+                continue
+            best[r] = v
+            for parent, ch, i in users.get(r, ()):
+                waiting[(parent, i)] -= 1
+                if waiting[(parent, i)] == 0 and parent not in best:
+                    xs = [best[x] for x in ch.reqs]
+                    cost = ch.piis + (max(xs, default=0) if shared else sum(xs))
+                    heapq.heappush(heap, (cost, next(tie), parent))
+        return best
+
+    def _and_or(self, roots: tuple[Req, ...]) -> tuple[dict, dict, list]:
+        """The requirements reachable from ``roots`` as an AND-OR graph, built once for both
+        bounds: each requirement's users (parent, choice, choice number), each choice's
+        count of distinct operands, and the choices without operands as heap entries."""
+        if roots in self._graphs:
+            return self._graphs[roots]
         reach: list[Req] = []
         seen: set[Req] = set()
         stack = list(roots)
@@ -386,37 +422,19 @@ class Extractor:
                 # what is left unexplored has no count: its options are not taken (incomplete, not unsound)
                 self.truncated = True
                 break
-
-        # Knuth's generalisation of Dijkstra to AND-OR graphs: a requirement's count is
-        # final when it is the smallest pending, and an option is counted once all its
-        # operands are final (both combinations only grow with their operands). A sweep
-        # to a fixpoint instead took one pass per level of the e-graph: seconds past the
-        # compile's time limit on kernels of a few dozen operators.
         users: dict[Req, list[tuple[Req, Choice, int]]] = {}
         waiting: dict[tuple[Req, int], int] = {}
-        heap: list[tuple[int, int, Req]] = []
-        tie = itertools.count()  # requirements do not compare; ties pop in discovery order
+        leaves: list[tuple[int, int, Req]] = []
         for r in reach:
             for i, ch in enumerate(self.options(r)):
                 operands = set(ch.reqs)
                 if not operands:
-                    heapq.heappush(heap, (ch.piis, next(tie), r))
+                    leaves.append((ch.piis, len(leaves), r))
                 waiting[(r, i)] = len(operands)
                 for x in operands:
                     users.setdefault(x, []).append((r, ch, i))
-        best: dict[Req, int] = {}
-        while heap:
-            v, _, r = heapq.heappop(heap)
-            if r in best:
-                continue
-            best[r] = v
-            for parent, ch, i in users.get(r, ()):
-                waiting[(parent, i)] -= 1
-                if waiting[(parent, i)] == 0 and parent not in best:
-                    xs = [best[x] for x in ch.reqs]
-                    cost = ch.piis + (max(xs, default=0) if shared else sum(xs))
-                    heapq.heappush(heap, (cost, next(tie), parent))
-        return best
+        self._graphs[roots] = users, waiting, leaves
+        return users, waiting, leaves
 
     def _exhausted(self, explored: int) -> bool:
         return explored >= MAX_REACH or (explored % 1024 == 0 and self.deadline is not None

@@ -829,9 +829,3 @@ def _extents(p: Pattern, i: int, alpha: dict[str, int]) -> tuple[int, ...]:
         p.extents[key] = tuple(n if isinstance(n, int) else z3.simplify(z3.substitute(n, *subst)).as_long()
                                for n in p.nodes[i].shape)
     return p.extents[key]
-
-
-def input_buffers(target: TargetDef, node: ENode) -> tuple[str, ...]:
-    """The buffer each child of a pii node must be in."""
-    ins = target.instructions[node.instr]
-    return tuple(s.buffer for s in ins.inputs)

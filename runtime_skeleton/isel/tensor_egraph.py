@@ -15,6 +15,7 @@ class TensorEGraph:
     def __init__(self) -> None:
         self.g = EGraph()
         self._keys: dict[tuple, str] = {}
+        self._seen: dict[tuple, str] = {}  # (type with its layout, attribute items) -> key: _key's fast path
         self._decode: dict[str, tuple[TensorType, Mapping[str, Any]]] = {}
         self.view = View({})
         self.fired: set[tuple] = set()  # (rule, class, node) already applied
@@ -26,12 +27,16 @@ class TensorEGraph:
         self._enodes: dict[tuple, ENode] = {}  # the same node object in every snapshot (its hash is cached)
 
     def _key(self, t: TensorType, attrs: Mapping[str, Any]) -> str:
-        t = t.with_layout(None)
-        k = (t, tuple(sorted(attrs.items())))
-        key = self._keys.get(k)
+        items = tuple(attrs.items())  # a Term's attrs are sorted already (frozen_attrs)
+        key = self._seen.get((t, items))
         if key is None:
-            key = self._keys[k] = f"k{len(self._keys)}"
-            self._decode[key] = (t, frozen_attrs(attrs))
+            plain = t.with_layout(None)
+            k = (plain, tuple(sorted(items)))
+            key = self._keys.get(k)
+            if key is None:
+                key = self._keys[k] = f"k{len(self._keys)}"
+                self._decode[key] = (plain, frozen_attrs(attrs))
+            self._seen[(t, items)] = key
         return key
 
     def add(self, term: Term | Class) -> int:
@@ -63,12 +68,12 @@ class TensorEGraph:
     def _add_node(self, term: Term, kids: list[tuple[int, ClassId | None]]) -> tuple[int, ClassId | None]:
         budget.spend("term")
         key = self._key(term.type, term.attrs)
-        ids = tuple(k for _, k in kids)
+        ids = tuple([k for _, k in kids])
         if None not in ids:
             c = self._index.get((term.op, key, ids))
             if c is not None:
                 return self.g.class_ref(c), c  # done keeps the term: its id stays unique
-        refs = tuple(r for r, _ in kids)
+        refs = tuple([r for r, _ in kids])
         ref = self._pending.get((term.op, key, refs))
         if ref is None:
             ref = self._pending[(term.op, key, refs)] = self.g.add(term.op, key, refs)
