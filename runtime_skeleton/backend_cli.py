@@ -20,6 +20,8 @@ from . import progress
 from .cli_util import add_common_flags, at_least, refuse_overwrite, run_cli
 from .errors import ActgenError, SourceLoc, read_source
 from .executor import EXECUTORS
+from .program import print_program
+from .superopt.passes import PASS_NAMES
 from .target import TargetDef
 
 KERNEL_HELP = ("kernel file: HLO text (as jax.jit(f).lower(...).as_text(dialect='hlo') prints it, or an XLA dump), "
@@ -244,6 +246,8 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     _write_program(target, res.text, ns.output, ns.emit, res.program)
     if ns.json:
         pathlib.Path(ns.json).write_text(json.dumps(res.json(), indent=1) + "\n")
+    if ns.dump_after:
+        _dump_after(res, ns.dump_after)
     st = res.stats
     say = functools.partial(print, file=sys.stderr if ns.output == "-" else sys.stdout)
     if ns.quiet:
@@ -273,6 +277,24 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     elif ns.native:
         raise ActgenError("--native checks the native run: give --verify too")
     return 0
+
+
+def _dump_after(res, name: str) -> None:  # noqa: ANN001
+    """The program of each loop nest in ``res`` (its parts' too) after pass ``name``, to standard
+    error; a note where that pass did not run or changed nothing."""
+    results = list(res.parts) or [res]
+    for k, part in enumerate(results):
+        which = f"{res.part_kind} {k}: " if res.parts else ""
+        if not part.stages:
+            print(f"# {which}straight-line code: no loop nest, so no pass ran", file=sys.stderr)
+            continue
+        stage = next((s for s in part.stages if s.name == name), None)
+        if stage is None:
+            ran = ", ".join(s.name for s in part.stages)
+            print(f"# {which}{name} changed nothing or was not kept (the stages kept: {ran})", file=sys.stderr)
+            continue
+        print(f"# {which}after {name} ({stage.seconds:.3f} s)", file=sys.stderr)
+        sys.stderr.write(print_program(stage.program))
 
 
 def _compile_batch(target: TargetDef, ns: argparse.Namespace) -> int:
@@ -424,6 +446,9 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                       help="what -o receives: the assembly program (default), the program as C (the "
                            "description's native texts), or that C built into a shared library with the system's "
                            "compiler (entry point: void actgen_kernel(uint8_t *hbm))")
+    comp.add_argument("--dump-after", choices=PASS_NAMES, metavar="PASS",
+                      help="print the chosen loop nest's program after PASS to standard error: "
+                           + ", ".join(PASS_NAMES) + f" ({PASS_NAMES[0]}: as assembled, before any pass)")
     comp.add_argument("--executor", choices=EXECUTORS, default="local",
                       help="where a batch's kernels compile: local processes (--jobs of them) or a Ray cluster "
                            "(a local one, or the one at --address; needs pip install 'actgen[ray]')")

@@ -82,6 +82,7 @@ class CompileStats:
     seconds: float = 0.0
     orders_tried: int = 0
     failures: list[str] = field(default_factory=list)  # why pii graphs did not allocate
+    pass_seconds: dict[str, float] = field(default_factory=dict)  # the loop nests' passes, by name, every run
 
 
 @dataclass
@@ -106,6 +107,9 @@ class CompileResult:
     # compilation, in program order (pii_graph and allocation are then the first part's)
     parts: tuple[CompileResult, ...] = ()
     part_kind: str = ""  # what a part is: "output" or "stage"
+    # a loop nest's program as assembled and after each pass that changed it, up to the one kept
+    # (superopt.passes.Stage: name, program, seconds); empty for straight-line code
+    stages: tuple = ()
     target: TargetDef | None = field(default=None, repr=False)  # set by compile_module
 
     def native(self) -> Callable[..., list]:

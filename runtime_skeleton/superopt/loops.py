@@ -7,10 +7,10 @@ instruction slice of HBM that lies in a tile input or the tile output is moved
 there: the address attribute that starts the slice becomes affine in the loop
 variables. Constants and HBM scratch are the same every iteration; each piece's
 move up past the previous piece's, and the whole kernel's tensors go above
-everything the pieces touch. Loops are then double-buffered (double_buffer) and loads
-hoisted out of the loops they do not depend on (reuse). Every instruction the loop
-executes is checked against its instruction's ranges, constraint and buffer bounds,
-as the simulator would.
+everything the pieces touch. The loop nest then goes through the named passes of
+``passes`` (double buffering, hoisting loads out of the loops they do not depend on).
+Every instruction the loop executes is checked against its instruction's ranges,
+constraint and buffer bounds, as the simulator would.
 """
 from __future__ import annotations
 
@@ -24,8 +24,7 @@ from ..program.verify import verify_program
 from ..sim.machine import SimError
 from ..target import TargetDef
 from .addressing import hbm_slices, moved, page, region_of, stacked
-from .double_buffer import double_buffered
-from .reuse import reused
+from .passes import Stage, run_passes
 from .strip import OUTPUT, NotTileable, Placement
 
 
@@ -50,10 +49,10 @@ def _regions(piece: Piece) -> list[tuple[int, int, Placement]]:
 
 
 def looped_programs(target: TargetDef, loops: tuple[tuple[str, int], ...], pieces: list[Piece],
-                    input_types: list[TensorType], output_type: TensorType) -> list[Program]:
+                    input_types: list[TensorType], output_type: TensorType) -> list[Stage]:
     """The whole kernel's program: the pieces, in order, in the loop nest ``loops``;
-    as it is, double-buffered, and with loads hoisted too (unchecked: the caller keeps
-    the cheapest that passes, cheapest_checked).
+    as it is and after each pass that changes it (unchecked: the caller keeps the
+    cheapest that passes, cheapest_checked).
 
     Each piece's constants and HBM scratch move up past the previous piece's (every
     iteration reuses them), and the whole kernel's tensors go above everything."""
@@ -83,31 +82,27 @@ def looped_programs(target: TargetDef, loops: tuple[tuple[str, int], ...], piece
                    inputs=[TensorDecl(f"arg{i}", t, b) for i, (t, b) in enumerate(zip(input_types, bases))],
                    outputs=[TensorDecl("out0", output_type, bases[-1])],
                    consts=consts, instructions=items)
-    doubled = double_buffered(target, items)
-    found = [prog]
-    for better in (doubled, reused(target, doubled)):
-        if better != list(found[-1].instructions):
-            found.append(replace(prog, instructions=better))
-    return found
+    return run_passes(target, prog)
 
 
-def cheapest_checked(target: TargetDef, progs: list[Program],
-                     cost: Callable[[TargetDef, Program], float]) -> tuple[Program, float]:
-    """The cheapest program that passes check_program (ties to the earlier, simpler one).
+def cheapest_checked(target: TargetDef, stages: list[Stage],
+                     cost: Callable[[TargetDef, Program], float]) -> tuple[int, float]:
+    """The stage whose program is the cheapest that passes check_program (ties to the
+    earlier, simpler one), and its cost.
 
-    Checking executes every instruction's checks (millions for a large GEMM), so
-    the variants are costed first and checked in order of cost, usually once."""
+    Checking verifies every instruction over its loops' ranges, so the stages are costed
+    first and checked in order of cost, usually once."""
     costed = []
-    for n, prog in enumerate(progs):
+    for n, stage in enumerate(stages):
         try:
-            costed.append((cost(target, prog), n, prog))
+            costed.append((cost(target, stage.program), n))
         except SimError:  # an address constraint the moved copies break: not that variant
             continue
     failure = NotTileable("no variant of the loop nest passes the simulator's checks")
-    for c, _, prog in sorted(costed, key=lambda cnp: cnp[:2]):
+    for c, n in sorted(costed):
         try:
-            check_program(target, prog)
-            return prog, c
+            check_program(target, stages[n].program)
+            return n, c
         except NotTileable as err:
             failure = err
     raise failure

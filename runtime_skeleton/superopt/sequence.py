@@ -165,5 +165,5 @@ def summed(all_stats: list[CompileStats]) -> CompileStats:
     for st in all_stats:
         for f in dataclasses.fields(CompileStats):
             a, b = getattr(total, f.name), getattr(st, f.name)
-            setattr(total, f.name, a + b)
+            setattr(total, f.name, {k: a.get(k, 0.0) + b.get(k, 0.0) for k in a | b} if isinstance(a, dict) else a + b)
     return total

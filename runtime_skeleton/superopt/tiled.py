@@ -40,6 +40,7 @@ from ..target_info import target_info
 from . import parallel
 from .capacity import combining_buffers, kernel_rows
 from .loops import Piece, cheapest_checked, looped_programs
+from .passes import Stage, pass_seconds
 from .reduction import Split, accumulator_buffers, contraction, split
 from .strip import OUTPUT, NotTileable, Tiling, cut_dimensions, identity, strip, tile_sizes
 from .windows import windowed
@@ -58,10 +59,11 @@ class _Found:
     program: Program  # the whole kernel's
     cost: float
     split: Split | None = None
+    stages: tuple[Stage, ...] = ()  # the loop nest as assembled and after each pass; program is one of them
 
 
 def compile_tiled(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
-    t0, w0 = time.perf_counter(), budget.now()
+    t0, w0, p0 = time.perf_counter(), budget.now(), pass_seconds()
     try:
         start = identity(module)
     except NotTileable:
@@ -71,9 +73,10 @@ def compile_tiled(target: TargetDef, module: Module, opts: CompileOptions, deadl
     res = found.tile
     if found.tiling is None:
         return res
-    stats = dataclasses.replace(res.stats, seconds=time.perf_counter() - t0)
+    spent = {k: v - p0[k] for k, v in pass_seconds().items() if v > p0[k]}
+    stats = dataclasses.replace(res.stats, seconds=time.perf_counter() - t0, pass_seconds=spent)
     return CompileResult(found.program, found.cost, res.pii_graph, res.allocation, stats, module, found.tiling,
-                         found.split)
+                         found.split, stages=found.stages)
 
 
 def _piece(target: TargetDef, tiling: Tiling, opts: CompileOptions, deadline: float,
@@ -85,11 +88,13 @@ def _piece(target: TargetDef, tiling: Tiling, opts: CompileOptions, deadline: fl
     return res, Piece(res.program, places, out, loop)
 
 
-def _whole(target: TargetDef, tiling: Tiling, pieces: list[Piece], opts: CompileOptions) -> tuple[Program, float]:
-    """The whole kernel's program and its cost: the cheapest of the loop nest as it
-    is, double-buffered, and with loads hoisted (ties to the simpler)."""
-    progs = looped_programs(target, tiling.loops, pieces, list(tiling.whole_inputs), tiling.whole_output)
-    return cheapest_checked(target, progs, opts.cost)
+def _whole(target: TargetDef, tiling: Tiling, pieces: list[Piece],
+           opts: CompileOptions) -> tuple[Program, float, tuple[Stage, ...]]:
+    """The whole kernel's program and its cost: the cheapest of the loop nest as it is
+    and after each of its passes (ties to the simpler), and the stages up to that one."""
+    stages = looped_programs(target, tiling.loops, pieces, list(tiling.whole_inputs), tiling.whole_output)
+    n, cost = cheapest_checked(target, stages, opts.cost)
+    return stages[n].program, cost, tuple(stages[:n + 1])
 
 
 def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | Split], list[str]]:
@@ -290,8 +295,8 @@ def _direct(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
     if not ctx.loops:
         return _straight(compile_direct(target, ctx.tile, opts, deadline))
     res, piece = _piece(target, ctx, opts, deadline)
-    prog, cost = _whole(target, ctx, [piece], opts)
-    return _Found(ctx, res, prog, cost)
+    prog, cost, stages = _whole(target, ctx, [piece], opts)
+    return _Found(ctx, res, prog, cost, stages=stages)
 
 
 def _split(target: TargetDef, s: Split, opts: CompileOptions, deadline: float) -> _Found:
@@ -299,8 +304,8 @@ def _split(target: TargetDef, s: Split, opts: CompileOptions, deadline: float) -
     _, first = _piece(target, s.prologue, opts, deadline)
     res, body = _piece(target, s.body, opts, deadline, (s.var, 1, s.trips))
     _, last = _piece(target, s.epilogue, opts, deadline)
-    prog, cost = _whole(target, s.epilogue, [first, body, last], opts)
-    return _Found(s.epilogue, res, prog, cost, s)
+    prog, cost, stages = _whole(target, s.epilogue, [first, body, last], opts)
+    return _Found(s.epilogue, res, prog, cost, s, stages)
 
 
 def blocks(target: TargetDef, module: Module) -> int:
