@@ -254,8 +254,8 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
         say = _silent
     say(f"{ns.kernel} -> {ns.output}: {res.program.executed()} instructions, cost {res.cost:g} "
         f"(candidate {st.best_index} of {st.candidates}; {st.pii_graphs} pii graphs, {st.orders_tried} orders)")
-    say(f"  time {st.seconds:.2f}s: phase 1 {st.phase1_seconds:.2f}s, phase 2 {st.phase2_seconds:.2f}s, "
-        f"emit {st.emit_seconds:.2f}s")
+    say(f"  time {st.seconds:.2f}s: " + ", ".join(f"{what} {st.spent.get(what, 0.0):.2f}s" for what in SPENT
+                                                  if what in st.spent or what in SPENT[:3] + SPENT[-1:]))
     if res.parts:
         why = "the whole kernel: none found within its share of the time"
         if res.part_kind == "piece":
@@ -277,6 +277,9 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     elif ns.native:
         raise ActgenError("--native checks the native run: give --verify too")
     return 0
+
+
+SPENT = ("phase 1", "phase 2", "emit", "loops", "other")  # the activities of the time line, in order
 
 
 def _dump_after(res, name: str) -> None:  # noqa: ANN001

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import time
 from typing import Any
 
-from . import budget
+from . import budget, stopwatch
 from .direct import CompileError, CompileOptions, CompileResult, compile_direct
 from .errors import HloError
 from .hlo import jax_module, kernel_module
@@ -46,12 +47,17 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
     from .superopt.driver import compile_kernel
 
     compile_one = compile_kernel if opts.tiling else compile_direct
+    t0, before = time.perf_counter(), stopwatch.totals()
     try:
         with budget.wall_limit(opts.timeout * budget.WALL_FACTOR):
             res = compile_one(target, inlined, opts, deadline)
     except budget.OutOfTime as err:
         raise CompileError(f"no program found within the time limit: {err.message}") from None
-    return dataclasses.replace(res, module=module, target=target)  # checked against the kernel as written
+    seconds = time.perf_counter() - t0
+    spent = stopwatch.since(before)
+    spent["other"] = max(0.0, seconds - sum(spent.values()))  # the driver, costing candidates, ...
+    stats = dataclasses.replace(res.stats, seconds=seconds, spent=spent)
+    return dataclasses.replace(res, module=module, target=target, stats=stats)  # checked against the kernel as written
 
 
 def load_kernel(source: Any) -> Module:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from . import budget, progress
+from . import budget, progress, stopwatch
 from .alloc.allocate import Allocation, AllocationFailed, SolveOptions, phase2
 from .alloc.remat import rematerialized
 from .alloc.views import simplified
@@ -82,6 +82,9 @@ class CompileStats:
     seconds: float = 0.0
     orders_tried: int = 0
     failures: list[str] = field(default_factory=list)  # why pii graphs did not allocate
+    # wall seconds of the whole compilation by activity, every attempt included (stopwatch; set by
+    # compile_module): phase 1, phase 2, emit, loops (passes and checks of loop nests), other
+    spent: dict[str, float] = field(default_factory=dict)
     pass_seconds: dict[str, float] = field(default_factory=dict)  # the loop nests' passes, by name, every run
 
 
@@ -168,6 +171,7 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
         t = time.perf_counter()
         g = next(graphs, None)
         stats.phase1_seconds += time.perf_counter() - t
+        stopwatch.add("phase 1", time.perf_counter() - t)
         if g is None:
             break
         stats.pii_graphs += 1
@@ -185,10 +189,12 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
             continue
         finally:
             stats.phase2_seconds += time.perf_counter() - t
+            stopwatch.add("phase 2", time.perf_counter() - t)
         stats.orders_tried += alloc.orders_tried
         t = time.perf_counter()
         prog = place_unread_inputs(target, emit_program(target.name, g, alloc, sel.input_types, sel.output_types))
         stats.emit_seconds += time.perf_counter() - t
+        stopwatch.add("emit", time.perf_counter() - t)
         yield Candidate(g, alloc, prog, budget.now())
         if budget.now() > deadline:
             break

@@ -1,6 +1,7 @@
 """The loop nest's named passes (superopt.passes): each stage computes what the assembled
 loop nest computes, a pass that changes nothing adds no stage, a compile keeps the stages
-of the loop nest it chose with the passes' times, and ``compile --dump-after`` prints one."""
+of the loop nest it chose with the passes' times, and ``compile --dump-after`` prints one; the
+statistics account for all of a compilation's time (``stopwatch``)."""
 import pathlib
 import subprocess
 import sys
@@ -110,3 +111,10 @@ def test_dump_after_names_the_passes_it_accepts(tmp_path):
     r = subprocess.run([sys.executable, "-m", "generated.gemmini", "compile", "k.hlo", "-o", str(tmp_path / "k.s"),
                         "--dump-after", "unroll"], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.returncode == 2 and "double-buffer" in r.stderr and "unroll" in r.stderr
+
+
+def test_the_statistics_account_for_all_of_a_compilations_time(looped):
+    spent = looped.stats.spent
+    assert {"phase 1", "loops", "other"} <= set(spent) <= {"phase 1", "phase 2", "emit", "loops", "other"}
+    assert all(v >= 0 for v in spent.values())
+    assert abs(sum(spent.values()) - looped.stats.seconds) < 0.01 + 0.01 * looped.stats.seconds

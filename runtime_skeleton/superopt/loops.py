@@ -14,9 +14,11 @@ constraint and buffer bounds, as the simulator would.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from .. import stopwatch
 from ..ir.types import TensorType
 from ..layout import byte_size
 from ..program import ConcreteInstr, ConstData, Loop, Program, TensorDecl
@@ -92,20 +94,24 @@ def cheapest_checked(target: TargetDef, stages: list[Stage],
 
     Checking verifies every instruction over its loops' ranges, so the stages are costed
     first and checked in order of cost, usually once."""
-    costed = []
-    for n, stage in enumerate(stages):
-        try:
-            costed.append((cost(target, stage.program), n))
-        except SimError:  # an address constraint the moved copies break: not that variant
-            continue
-    failure = NotTileable("no variant of the loop nest passes the simulator's checks")
-    for c, n in sorted(costed):
-        try:
-            check_program(target, stages[n].program)
-            return n, c
-        except NotTileable as err:
-            failure = err
-    raise failure
+    t0 = time.perf_counter()
+    try:
+        costed = []
+        for n, stage in enumerate(stages):
+            try:
+                costed.append((cost(target, stage.program), n))
+            except SimError:  # an address constraint the moved copies break: not that variant
+                continue
+        failure = NotTileable("no variant of the loop nest passes the simulator's checks")
+        for c, n in sorted(costed):
+            try:
+                check_program(target, stages[n].program)
+                return n, c
+            except NotTileable as err:
+                failure = err
+        raise failure
+    finally:
+        stopwatch.add("loops", time.perf_counter() - t0)
 
 
 def _relocate(target: TargetDef, ci: ConcreteInstr, regions, bases: list[int], shift: int) -> ConcreteInstr:

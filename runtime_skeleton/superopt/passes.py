@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from .. import stopwatch
 from ..program import Program
 from ..target import TargetDef
 from .double_buffer import double_buffered
@@ -63,6 +64,7 @@ def run_passes(target: TargetDef, prog: Program, passes: tuple[ProgramPass, ...]
         out = p.run(target, stages[-1].program)
         seconds = time.perf_counter() - t0
         _SECONDS[p.name] += seconds
+        stopwatch.add("loops", seconds)
         if out.instructions != stages[-1].program.instructions:
             stages.append(Stage(p.name, out, seconds))
     return stages
