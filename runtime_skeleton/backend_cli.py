@@ -241,7 +241,9 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     if ns.emit == "so" and ns.output == "-":
         raise ActgenError("--emit so writes a shared library: give -o a file, not -")
     _native_before_compiling(target, ns)
-    with progress.shown(f"compiling {ns.kernel}", enabled=False if ns.quiet else None):
+    verbose = ns.verbose or "-v" in sys.argv[1:2] or "--verbose" in sys.argv[1:2]  # also before the subcommand
+    with progress.shown(f"compiling {ns.kernel}", enabled=False if ns.quiet or verbose else None), \
+            progress.logged(verbose):
         res = compile_hlo(target, pathlib.Path(ns.kernel), opts)
     _write_program(target, res.text, ns.output, ns.emit, res.program)
     if ns.json:
@@ -487,8 +489,9 @@ def main(target: TargetDef, argv: list[str] | None = None) -> int:
                     help="draw every operator in every dtype of the target; by default only the (operator, dtype) "
                          "pairs whose one-operator kernel compiles are drawn (probed once, then cached)")
 
-    for p in sub.choices.values():
-        add_common_flags(p, with_version=False)
+    for name, p in sub.choices.items():
+        add_common_flags(p, with_version=False, verbose_also="print the search's decisions (strategies, options, their "
+                         "outcomes, with the work clock) on standard error" if name == "compile" else "")
 
     def go(args: list[str] | None) -> int:
         ns = ap.parse_args(args)

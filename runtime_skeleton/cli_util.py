@@ -24,12 +24,14 @@ def actgen_version() -> str:
         return "unknown (not installed)"
 
 
-def add_common_flags(ap: argparse.ArgumentParser, with_version: bool = True) -> None:
+def add_common_flags(ap: argparse.ArgumentParser, with_version: bool = True, verbose_also: str = "") -> None:
     """``--version`` and ``-v`` (a crash inside actgen prints its traceback), on every CLI
-    (``-v`` on each subcommand too, where it is written after the subcommand's name)."""
+    (``-v`` on each subcommand too, where it is written after the subcommand's name);
+    ``verbose_also``: what else ``-v`` does on that command."""
     if with_version:
         ap.add_argument("--version", action="version", version=f"actgen {actgen_version()}")
-    ap.add_argument("-v", "--verbose", action="store_true", help="on a crash inside actgen (a bug), print its traceback")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="on a crash inside actgen (a bug), print its traceback" + (f"; {verbose_also}" if verbose_also else ""))
 
 
 def _shown(text: str, limit: int = MAX_SHOWN) -> str:

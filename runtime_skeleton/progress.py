@@ -3,7 +3,8 @@ here and never reads them, so a display changes nothing it decides.
 
 ``note(text)`` costs one test when nothing listens; ``shown(label)`` listens and keeps a
 one-line status on standard error (rich) while the block runs, when standard error is a
-terminal."""
+terminal. ``decided(text)`` says how a strategy ended (found, or why not); ``logged()``
+(``compile -v``) prints every note and decision as a line of its own, with the work clock."""
 from __future__ import annotations
 
 import sys
@@ -14,7 +15,9 @@ from contextlib import contextmanager
 from . import budget
 
 _listener: Callable[[str], None] | None = None
+_logger: Callable[[str], None] | None = None
 _context = ""
+MAX_LOGGED = 300  # characters of a decision's text in the log (a refusal can list many reasons)
 
 
 def note(text: str, step: bool = False) -> None:
@@ -25,6 +28,36 @@ def note(text: str, step: bool = False) -> None:
         if not step:
             _context = text
         _listener(f"{_context}, {text}" if step and _context else text)
+    if _logger is not None and not step:
+        _logger(text)
+
+
+def decided(text: str) -> None:
+    """Say how a strategy or an option ended: only the log (``logged``) shows it."""
+    if _logger is not None:
+        _logger(text)
+
+
+@contextmanager
+def logged(enabled: bool = True) -> Iterator[None]:
+    """While the block runs, every note (not the steps) and every decision is a line on
+    standard error: ``[work-seconds] text``, the text's first line cut at MAX_LOGGED."""
+    global _logger
+    if not enabled:
+        yield
+        return
+    start = budget.now()
+
+    def write(text: str) -> None:
+        line = text.split("\n", 1)[0]
+        line = line if len(line) <= MAX_LOGGED else line[:MAX_LOGGED] + "..."
+        print(f"[{budget.now() - start:7.2f}] {line}", file=sys.stderr, flush=True)
+
+    _logger = write
+    try:
+        yield
+    finally:
+        _logger = None
 
 
 @contextmanager

@@ -26,3 +26,30 @@ def test_the_display_ends_with_its_block(capsys):
         progress.note("candidate 1", step=True)
     assert progress._listener is None and progress._context == ""
     progress.note("nobody listens")  # no display: nothing happens
+
+
+def test_the_log_shows_each_strategy_and_how_it_ended_and_changes_nothing(capsys):
+    from generated import gemmini
+
+    kernel = ROOT / "examples/kernels/gemmini_ab_plus_c.hlo"
+    opts = CompileOptions(timeout=20, deterministic=True)
+    quiet = compile_hlo(gemmini.TARGET, kernel, opts).text
+    capsys.readouterr()
+    with progress.logged():
+        assert compile_hlo(gemmini.TARGET, kernel, opts).text == quiet
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and all(line.startswith("[") and "] " in line for line in lines)
+    assert any("straight-line (option 1 of" in line for line in lines)
+    assert any("straight-line: cost" in line for line in lines)
+    assert not any("candidate" in line for line in lines)  # the steps stay on the status line
+    assert progress._logger is None
+
+
+def test_a_long_decision_is_one_short_line(capsys):
+    with progress.logged():
+        progress.decided("x" * 5000 + "\nsecond line")
+    (line,) = capsys.readouterr().err.splitlines()
+    assert len(line) < progress.MAX_LOGGED + 20 and line.endswith("...")
+    with progress.logged(False):
+        progress.decided("not shown")
+    assert capsys.readouterr().err == ""

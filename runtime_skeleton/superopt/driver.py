@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .. import budget
+from .. import budget, progress
 from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
 from ..ir.graph import Module
 from ..target import TargetDef
@@ -68,15 +68,20 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
             plans = plans[1:]
     share = WHOLE_BEFORE_PIECES if plans and plans[0].kind == "piece" else opts.direct_share
     t1 = budget.now()
+    progress.decided(f"the whole kernel first, straight-line or in loops, until work-second "
+                     f"{t1 + share * max(0.0, deadline - t1):.2f}; then {', '.join(p.kind + 's' for p in plans)}")
     try:
         whole = compile_tiled(target, module, opts, t1 + share * max(0.0, deadline - t1))
     except CompileError as err:
         why.insert(0, err.message)
+        progress.decided(f"the whole kernel: none ({err.message})")
         for k, plan in enumerate(plans):
             now = budget.now()
+            progress.note(f"in {len(plan.parts)} {plan.kind}s")
             try:
                 return _compile_plan(target, module, plan, opts, now + (deadline - now) / (len(plans) - k))
             except CompileError as no:
+                progress.decided(f"in {plan.kind}s: none ({no.message})")
                 why.append(f"in {plan.kind}s: {no.message}")
         raise CompileError("\n  ".join(why), err.loc) from None
     comp = module.entry_computation
@@ -127,9 +132,12 @@ def compile_outputs(target: TargetDef, module: Module, opts: CompileOptions, dea
     except NotTileable:
         pass
     try:
+        progress.note(f"the {len(module.result_type.elements)} outputs together, straight-line")
         return compile_direct(target, module, whole, t0 + share * max(0.0, deadline - t0))
     except CompileError as err:
+        progress.decided(f"the outputs together: none ({err.message})")
         try:
+            progress.note("one output at a time")
             return compile_parts(target, module, opts, deadline)
         except CompileError as why:
             raise CompileError(f"{err.message}\n  one output at a time: {why.message}", err.loc or why.loc) from None

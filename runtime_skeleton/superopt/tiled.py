@@ -159,10 +159,13 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
         until = _until(options, n, opts, now, deadline) if best is None else min(deadline, now + opts.patience * spent)
         if depth == 0:
             progress.note(f"{'straight-line' if option is DIRECT else _option_text(option)} "
-                          f"(option {n + 1} of {len(options)})")
+                          f"(option {n + 1} of {len(options)}, until work-second {until:.2f})")
+        what = "straight-line" if option is DIRECT else _option_text(option)
         try:
             found = _evaluate(target, ctx, option, opts, until, depth, kernel)
         except (NotTileable, CompileError) as err:
+            if depth == 0:
+                progress.decided(f"{what}: none ({err.message})")
             if option is DIRECT:
                 direct_error = err
             else:
@@ -170,6 +173,8 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
             if best is not None and isinstance(err, CompileError):
                 break
             continue
+        if depth == 0:
+            progress.decided(f"{what}: cost {found.cost:g}" + (f" (best so far {best.cost:g})" if best else ""))
         if option is DIRECT and not ctx.loops:
             return found  # a kernel that fits takes the direct path (Act's program)
         if best is None:
