@@ -157,15 +157,15 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
             why.append("the time limit")
             break
         until = _until(options, n, opts, now, deadline) if best is None else min(deadline, now + opts.patience * spent)
-        if depth == 0:
-            progress.note(f"{'straight-line' if option is DIRECT else _option_text(option)} "
-                          f"(option {n + 1} of {len(options)}, until work-second {until:.2f})")
         what = "straight-line" if option is DIRECT else _option_text(option)
+        indent = "  " * depth  # the log shows options inside options indented
+        # the status line shows the whole kernel's options; the log (-v) every option
+        (progress.note if depth == 0 else progress.decided)(
+            f"{indent}{what} (option {n + 1} of {len(options)}, until work-second {until:.2f})")
         try:
             found = _evaluate(target, ctx, option, opts, until, depth, kernel)
         except (NotTileable, CompileError) as err:
-            if depth == 0:
-                progress.decided(f"{what}: none ({err.message})")
+            progress.decided(f"{indent}{what}: none ({err.message})")
             if option is DIRECT:
                 direct_error = err
             else:
@@ -173,8 +173,7 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
             if best is not None and isinstance(err, CompileError):
                 break
             continue
-        if depth == 0:
-            progress.decided(f"{what}: cost {found.cost:g}" + (f" (best so far {best.cost:g})" if best else ""))
+        progress.decided(f"{indent}{what}: cost {found.cost:g}" + (f" (best so far {best.cost:g})" if best else ""))
         if option is DIRECT and not ctx.loops:
             return found  # a kernel that fits takes the direct path (Act's program)
         if best is None:
