@@ -321,17 +321,20 @@ def _compile_batch(target: TargetDef, ns: argparse.Namespace) -> int:
     suffix = {"asm": ".s", "c": ".c", "so": ".so"}[ns.emit]
     refuse_overwrite({str(out / (k.stem + suffix)): str(out / (k.stem + suffix)) for k in kernels},
                      {f"the kernel {k}": str(k) for k in kernels})
+    if ns.native and not ns.verify:
+        raise ActgenError("--native checks the native runs: give --verify too")
     opts = CompileOptions(timeout=ns.timeout, patience=ns.patience, tiling=not ns.no_tiling,
                           tiles_first=ns.tiles_first)
     with progress.shown(f"compiling {len(kernels)} kernels", enabled=False if ns.quiet else None):
         rows = compile_batch(target, kernels, opts, jobs=ns.jobs, executor=ns.executor, address=ns.address,
-                             check=ns.verify)
+                             check=ns.verify, native=ns.native)
     table = []
     for k, row in zip(kernels, rows):
         if row.program is not None:
             _write_program(target, row.program, str(out / (k.stem + suffix)), ns.emit)
         status = "no program" if row.program is None else \
-            ("MISMATCH" if row.mismatch else "verified" if row.verified else "compiled")
+            ("MISMATCH" if row.mismatch else ("verified" + (" natively" if ns.native else "")) if row.verified
+             else "not run natively" if row.error.startswith("native:") else "compiled")
         table.append((k.name, status, str(row.instructions) if row.program else "",
                       f"{row.cost:g}" if row.program else "", f"{row.seconds:.2f}", _shorter(row.error, 100)))
     if not ns.quiet:
@@ -339,7 +342,8 @@ def _compile_batch(target: TargetDef, ns: argparse.Namespace) -> int:
                table, text_columns=2, text_last=True)
     if any(r.mismatch for r in rows):
         return 1
-    return 2 if any(r.program is None for r in rows) else 0
+    unrun = any(r.program is not None and ns.verify and not r.verified for r in rows)  # e.g. the CPU lacks a feature
+    return 2 if unrun or any(r.program is None for r in rows) else 0
 
 
 def _native_before_compiling(target: TargetDef, ns: argparse.Namespace) -> None:

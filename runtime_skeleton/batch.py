@@ -31,15 +31,17 @@ class BatchRow:
 
 
 def compile_batch(target: TargetDef, kernels: list[pathlib.Path], opts: CompileOptions, *, jobs: int = 1,
-                  executor: str = "local", address: str | None = None, check: bool = False) -> list[BatchRow]:
+                  executor: str = "local", address: str | None = None, check: bool = False,
+                  native: bool = False) -> list[BatchRow]:
     """One row per kernel, in the order given. ``check``: each program also runs on the
-    simulator against the reference interpreter."""
+    simulator against the reference interpreter, and with ``native`` natively on this CPU too
+    (``emit.native``; the worker builds it)."""
     name = package_name(target)
     if name is None and (jobs > 1 or executor != "local"):
         raise ActgenError(f"compiling in other processes carries the target by its package, and {target.name} was "
                           "not imported from one")
     ref = TargetRef(name) if name else target
-    work = [(ref, str(k), k.read_bytes(), opts, check) for k in kernels]
+    work = [(ref, str(k), k.read_bytes(), opts, check, native) for k in kernels]
     return list(map_jobs(_compile_one, work, jobs if executor == "local" else max(jobs, 2), executor, address))
 
 
@@ -48,7 +50,7 @@ def _compile_one(job: tuple) -> BatchRow:
     from .fuzz.profile import resolve_target
     from .hlo import kernel_module
 
-    target_ref, label, data, opts, check = job
+    target_ref, label, data, opts, check, native = job
     target = resolve_target(target_ref)
     t0 = time.perf_counter()
     try:
@@ -60,6 +62,11 @@ def _compile_one(job: tuple) -> BatchRow:
     row = BatchRow(label, res.text, res.program.executed(), res.cost, seconds)
     if check:
         problems = verify(target, res)
+        if native and not problems:
+            try:
+                problems = [f"native: {p}" for p in verify(target, res, native=True)]
+            except ActgenError as err:  # the CPU or the C compiler cannot run it: said, not a mismatch
+                return dataclasses.replace(row, verified=False, error=f"native: {err}"[:300])
         row = dataclasses.replace(row, verified=not problems, mismatch=bool(problems),
                                   error="; ".join(problems)[:300])
     return row

@@ -110,6 +110,10 @@ def test_the_command_line_emits_c_and_shared_libraries_and_runs_natively(gen, tm
     out = cli("run", str(tmp_path / "k.s"), "--random", "0", "-o", str(tmp_path / "o.npz"), "--native",
               "--expect", kernel)
     assert "natively on this CPU" in out and "matches the reference interpreter" in out
+    again = tmp_path / "again.hlo"
+    again.write_text(pathlib.Path(kernel).read_text())
+    table = cli("compile", kernel, str(again), "-o", str(tmp_path / "batch"), "--verify", "--native")
+    assert table.count("verified natively") == 2, table
 
 
 ADD_RELU_SCALE = """HloModule add_relu_scale
