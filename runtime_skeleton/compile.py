@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from . import budget, stopwatch
+from .refusal import EMPTY, TIMEOUT, UNSUPPORTED, Refusal
 from .direct import CompileError, CompileOptions, CompileResult, compile_direct
 from .errors import HloError
 from .hlo import jax_module, kernel_module
@@ -38,10 +39,13 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
     empty = empty_value(inlined)
     if empty is not None:
         raise CompileError(f"'{empty.name}' ({empty.type}) has no elements: {target.name} programs compute no "
-                           "empty tensors (only a concatenation's empty operands are dropped)", empty.loc)
+                           "empty tensors (only a concatenation's empty operands are dropped)", empty.loc,
+                           Refusal(EMPTY, node=empty.name))
     found = store_obstacles(target, inlined) or obstacles(target, inlined) or float_obstacles(target, inlined)
     if found:
-        raise CompileError(refusal(target, found), found[0].loc)
+        raise CompileError(refusal(target, found), found[0].loc,
+                           Refusal(UNSUPPORTED, tuple(sorted({o.opcode for o in found})),
+                                   ", ".join(sorted({o.type.dtype.name for o in found})), found[0].name))
     if reads_float_bits(inlined):  # every piece, stage and tile of it: only bit-exact rules
         opts = dataclasses.replace(opts, phase1=dataclasses.replace(opts.phase1, exact_only=True))
     from .superopt.driver import compile_kernel
@@ -52,7 +56,8 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
         with budget.wall_limit(opts.timeout * budget.WALL_FACTOR):
             res = compile_one(target, inlined, opts, deadline)
     except budget.OutOfTime as err:
-        raise CompileError(f"no program found within the time limit: {err.message}") from None
+        raise CompileError(f"no program found within the time limit: {err.message}",
+                           refusal=Refusal(TIMEOUT, limited=True)) from None
     seconds = time.perf_counter() - t0
     spent = stopwatch.since(before)
     spent["other"] = max(0.0, seconds - sum(spent.values()))  # the driver, costing candidates, ...

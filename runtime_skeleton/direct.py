@@ -23,7 +23,8 @@ from .alloc.allocate import Allocation, AllocationFailed, SolveOptions, phase2
 from .alloc.remat import rematerialized
 from .alloc.views import simplified
 from .emit import emit_program, program_json
-from .errors import ActgenError
+from .errors import ActgenError, SourceLoc
+from .refusal import ALLOCATION, Refusal
 from .ir.graph import Module
 from .isel.extract import PiiGraph
 from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph, Room
@@ -39,7 +40,12 @@ CostModel = Callable[[TargetDef, Program], float]
 
 
 class CompileError(ActgenError):
-    """The target cannot run the kernel (within the limits); the message says why."""
+    """The target cannot run the kernel (within the limits); the message says why, and
+    ``refusal`` (when known) the same as data."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, refusal: Refusal | None = None):
+        super().__init__(message, loc)
+        self.refusal = refusal
 
 
 @dataclass
@@ -82,6 +88,7 @@ class CompileStats:
     seconds: float = 0.0
     orders_tried: int = 0
     failures: list[str] = field(default_factory=list)  # why pii graphs did not allocate
+    failure_core: list[tuple[str, str]] = field(default_factory=list)  # the last failure's (family, what) groups
     # wall seconds of the whole compilation by activity, every attempt included (stopwatch; set by
     # compile_module): phase 1, phase 2, emit, loops (passes and checks of loop nests), other
     spent: dict[str, float] = field(default_factory=dict)
@@ -161,7 +168,8 @@ def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: C
         stats.saturation_seconds, stats.extraction_seconds = sel.stats.saturation.seconds, sel.stats.extraction_seconds
         stats.ordering_seconds, stats.allocation_seconds = times.get("ordering", 0.0), times.get("allocation", 0.0)
     if stats.pii_graphs == 0:
-        raise CompileError(sel.explain())
+        text, refusal = sel.explained()
+        raise CompileError(text, refusal=refusal)
 
 
 def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, deadline: float,
@@ -183,6 +191,7 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
             g, alloc = _allocated(target, simplified(g), solve, times)
         except AllocationFailed as err:
             stats.failures.append(f"pii graph {stats.pii_graphs} ({g.num_instructions} instructions): {err.message}")
+            stats.failure_core = list(err.core)
             # patience also runs out on pii graphs that do not allocate
             if budget.now() > deadline or (stop is not None and stop()):
                 break
@@ -268,12 +277,15 @@ def compile_direct(target: TargetDef, module: Module, opts: CompileOptions, dead
                 elif cand.found_at - w0 > opts.patience * when_best:
                     break
     except NoPiiGraph as err:
-        raise CompileError(err.message) from None
+        raise CompileError(err.message, refusal=err.refusal) from None
     stats.seconds = time.perf_counter() - t0
     if best is None:
         reasons = "\n  ".join(stats.failures[-3:])
+        family, buf = stats.failure_core[0] if stats.failure_core else ("", "")
         raise CompileError(f"no pii graph of the {stats.pii_graphs} found could be allocated on {target.name}; "
-                           f"the last failures:\n  {reasons}")
+                           f"the last failures:\n  {reasons}",
+                           refusal=Refusal(ALLOCATION, (family,) if family else (), buf if buf in target.buffers else "",
+                                           limited=budget.now() > deadline))
     cost, cand = best
     return CompileResult(cand.program, cost, cand.pii_graph, cand.allocation, stats, module)
 

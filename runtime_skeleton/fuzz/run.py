@@ -158,7 +158,9 @@ def classify(error: BaseException | None = None, problems: list[str] | None = No
         if isinstance(error, HardTimeout):
             return UNSUPPORTED, "timeout"
         if stage == "compile" and is_refusal(error):
-            return UNSUPPORTED, categorize(getattr(error, "message", str(error)))
+            refusal = getattr(error, "refusal", None)  # counted by its fields where the compiler gave them
+            return UNSUPPORTED, refusal.category if refusal is not None else categorize(getattr(error, "message",
+                                                                                                   str(error)))
         if isinstance(error, HloError):
             return FAILED, "kernel rejected by the HLO parser"
         if isinstance(error, EvalError) and stage == "verify":

@@ -562,9 +562,16 @@ def misplaced_input_views(nodes: Sequence[PiiNode], hbm: str) -> bool:
 
 
 def explain(extractor: Extractor, roots: list[ClassId]) -> str:
-    """Why no pii graph exists. Follow the most promising way down — at each
-    (class, buffer), the option with the most realizable operands — to the first
-    requirement nothing can produce, and name it with the path that led there."""
+    """Why no pii graph exists (``missing``'s text)."""
+    return missing(extractor, roots)[0]
+
+
+def missing(extractor: Extractor, roots: list[ClassId]) -> tuple[str, tuple[str, ...], str, str]:
+    """Why no pii graph exists: (the text, the operators of the value nothing produces, where
+    it is wanted ("HBM" or a buffer), its type); the last three empty when every output can
+    be produced. Follow the most promising way down — at each (class, buffer), the option
+    with the most realizable operands — to the first requirement nothing can produce, and
+    name it with the path that led there."""
     reqs = extractor.root_reqs(roots)
     bound = extractor.lower_bounds(reqs)
     req = next((r for r in reqs if r not in bound), None)
@@ -573,7 +580,7 @@ def explain(extractor: Extractor, roots: list[ClassId]) -> str:
         if extractor.misplaced:
             why += (f", or concatenates views of the inputs that do not lie side by side in them"
                     f" ({extractor.misplaced} such pii graphs dropped: no allocation places them)")
-        return why
+        return why, (), "", ""
     path: list[str] = []
     seen: set[Req] = set()
     while req not in seen:
@@ -583,14 +590,16 @@ def explain(extractor: Extractor, roots: list[ClassId]) -> str:
         if not opts:
             break
         best = max(opts, key=lambda ch: (sum(x in bound for x in ch.reqs) - len(ch.reqs), -len(ch.reqs)))
-        missing = [x for x in best.reqs if x not in bound]
-        if not missing:
+        missing_reqs = [x for x in best.reqs if x not in bound]
+        if not missing_reqs:
             break
         path.append(best.node.instr if best.node is not None else best.kind)
-        req = missing[0]
+        req = missing_reqs[0]
     c, buf = req[0], req[1]
     nodes = extractor.view.nodes(c)
     ops = sorted({n.op for n in nodes if not n.is_pii and n.op != "copy"}) or sorted({n.op for n in nodes})
     where = "in HBM" if buf == extractor.hbm else f"in buffer {buf}"
     via = f" (needed by {' <- '.join(path)})" if path else ""
-    return f"no instruction produces {extractor.view.type(c)} {where} computed by {', '.join(ops)}{via}"
+    t = str(extractor.view.type(c))
+    text = f"no instruction produces {t} {where} computed by {', '.join(ops)}{via}"
+    return text, tuple(ops), "HBM" if buf == extractor.hbm else buf, t

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import budget
-from ..errors import ActgenError
+from ..errors import ActgenError, SourceLoc
+from ..refusal import NO_PII_GRAPH, Refusal
 from ..ir.graph import Module
 from ..ir.types import TensorType
 from ..layout import flatten
@@ -27,7 +28,7 @@ from . import bflat
 from .axioms import Make, dot_dims, splat
 from .convert import module_to_terms
 from .entry_layout import stored, windowed
-from .extract import Extractor, PiiGraph, explain
+from .extract import Extractor, PiiGraph, missing
 from .identity import IDENTITY_RULES
 from .isa_rules import Pattern, isa_rules
 from .rules import Admit, Rule, SaturationStats, run_rules
@@ -38,7 +39,12 @@ from .terms import IDENTITY_OPS, PII_PREFIX, Class, ENode, Term, View
 
 
 class NoPiiGraph(ActgenError):
-    """The target cannot run the kernel (within the limits): says which class and buffer failed."""
+    """The target cannot run the kernel (within the limits): says which class and buffer failed
+    (``refusal``, when phase 1 explained it)."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, refusal: Refusal | None = None):
+        super().__init__(message, loc)
+        self.refusal = refusal
 
 
 Room = tuple[int | None, float | None]  # how far phase 1 may still grow: e-nodes in all, a budget.now() time
@@ -413,14 +419,24 @@ class InstructionSelector:
     def first(self) -> PiiGraph:
         for g in self.pii_graphs():
             return g
-        raise NoPiiGraph(self.explain())
+        text, refusal = self.explained()
+        raise NoPiiGraph(text, refusal=refusal)
 
     def explain(self) -> str:
+        return self.explained()[0]
+
+    def refusal(self) -> Refusal:
+        """Why there is no pii graph, as data (``explain``'s text as fields)."""
+        return self.explained()[1]
+
+    def explained(self) -> tuple[str, Refusal]:
         # the enumeration ends right after a round's extraction, so its bounds are reused
         # (computing them again on a large e-graph took seconds past the time limit)
         ex = self._extractor or self._new_extractor()
-        why = explain(ex, self.roots)
+        why, ops, where, t = missing(ex, self.roots)
         st, lim = self.stats.saturation, self.limits
+        limited = not st.saturated or ex.truncated
+        refusal = Refusal(NO_PII_GRAPH, ops, where, t, limited)
         if not st.saturated and st.nodes > lim.max_nodes:
             why += (f" (the e-graph reached its limit of {lim.max_nodes} e-nodes before saturating: the kernel"
                     f" may need more rewriting than the limits allow; raise Limits.max_nodes and the timeout)")
@@ -432,7 +448,7 @@ class InstructionSelector:
         if ex.truncated:
             why += (" (extraction explored only part of the e-graph's (class, buffer) requirements before its"
                     " time or size limit)")
-        return f"no pii graph for {self.target.name}: " + why
+        return f"no pii graph for {self.target.name}: " + why, refusal
 
 
 def _not_views(module: Module, inputs: list[TensorType], outputs: list[TensorType]) -> tuple[bool, ...]:

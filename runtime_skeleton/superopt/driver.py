@@ -83,7 +83,7 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
             except CompileError as no:
                 progress.decided(f"in {plan.kind}s: none ({no.message})")
                 why.append(f"in {plan.kind}s: {no.message}")
-        raise CompileError("\n  ".join(why), err.loc) from None
+        raise CompileError("\n  ".join(why), err.loc, err.refusal) from None
     comp = module.entry_computation
     if whole.tiling is None or not plans or plans[-1].kind != "piece" or \
             not replicated(comp) & piece_numbers(comp).keys():
@@ -140,7 +140,8 @@ def compile_outputs(target: TargetDef, module: Module, opts: CompileOptions, dea
             progress.note("one output at a time")
             return compile_parts(target, module, opts, deadline)
         except CompileError as why:
-            raise CompileError(f"{err.message}\n  one output at a time: {why.message}", err.loc or why.loc) from None
+            raise CompileError(f"{err.message}\n  one output at a time: {why.message}", err.loc or why.loc,
+                               err.refusal or why.refusal) from None
 
 
 def compile_parts(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:

@@ -79,11 +79,11 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
         err, had = failed[k]
         share = (deadline - now) / (len(failed) - n)
         if share <= had:
-            raise CompileError(f"{plan.kind} {k}: {err.message}", err.loc) from None
+            raise CompileError(f"{plan.kind} {k}: {err.message}", err.loc, getattr(err, "refusal", None)) from None
         try:
             done[k] = compile_one(target, plan.parts[k].module, opts, now + share)
         except ActgenError as again:
-            raise CompileError(f"{plan.kind} {k}: {again.message}", again.loc) from None
+            raise CompileError(f"{plan.kind} {k}: {again.message}", again.loc, getattr(again, "refusal", None)) from None
     results = [done[j] for j in same]
     try:
         prog = sequenced(target, plan, [r.program for r in results])

@@ -219,7 +219,8 @@ def _evaluate(target: TargetDef, ctx: Tiling, option, opts: CompileOptions, unti
 
 def _nothing(direct_error: ActgenError | None, why: list[str]) -> CompileError:
     head = direct_error.message + "\n  strip-mining did not help either: " if direct_error else "no program found: "
-    return CompileError(head + "; ".join(why[-3:]), direct_error.loc if direct_error else None)
+    return CompileError(head + "; ".join(why[-3:]), direct_error.loc if direct_error else None,
+                        getattr(direct_error, "refusal", None))
 
 
 def _search_parallel(target: TargetDef, ctx: Tiling, options: list, opts: CompileOptions, deadline: float,
@@ -275,16 +276,16 @@ def _search_parallel(target: TargetDef, ctx: Tiling, options: list, opts: Compil
 
 
 def _option_job(name: str, ctx: Tiling, options: list, n: int, opts: CompileOptions, left: float,
-                kernel: Module) -> _Found | tuple[str, object]:
+                kernel: Module) -> _Found | tuple[str, object, object]:
     """One option in a worker, with ``left`` work-seconds of this worker's clock: its program,
-    or why not (message, location)."""
+    or why not (message, location, refusal)."""
     try:
         with budget.wall_limit(left * budget.WALL_FACTOR):
             now = budget.now()
             return _evaluate(parallel.target_named(name), ctx, options[n], opts,
                              _until(options, n, opts, now, now + left), 0, kernel)
     except (NotTileable, CompileError, budget.OutOfTime) as err:
-        return err.message, err.loc
+        return err.message, err.loc, getattr(err, "refusal", None)
 
 
 def _near_roofline(target: TargetDef, found: _Found, kernel: Module) -> bool:
