@@ -33,6 +33,7 @@ COST = {
     "realize": 4e-6,  # one choice tried by extraction's enumeration
     "graph": 1e-3,  # one pii graph extracted
     "order": 7e-6,  # per instruction of an order whose live ranges are computed
+    "pair": 0.8e-6,  # one pair of values live together in an order's interference graph (measured: 0.76 us)
     "alloc": 10e-6,  # per instruction placed by first fit
     "step": 35e-6,  # one instruction checked in a loop program
     "query": 8e-3,  # one z3 query over a loop instruction's iterations (program/verify.py)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .. import budget
 from ..isel.extract import PiiGraph, PiiNode
 
 
@@ -173,4 +174,5 @@ def interference(g: PiiGraph, ranges: dict[int, LiveRange]) -> frozenset[tuple[i
             live = [a for a in live if ranges[a].end >= ranges[b].start]
             pairs.update((min(a, b), max(a, b)) for a in live)
             live.append(b)
+    budget.spend("pair", len(pairs))  # quadratic in the values live together: phase 2's enumeration counts it
     return frozenset(pairs)
