@@ -2,8 +2,11 @@
 one straight-line program).
 
 First the whole kernel gets ``direct_share`` of the time as straight-line code
-(Act), unless it is too large to try (``MAX_DIRECT_BLOCKS``). Otherwise, or if
-that fails, the kernel is cut: strips along one of its output's dimensions
+(Act), unless it is too large to try (``MAX_DIRECT_BLOCKS``). If that fails, its
+natural blocks come next: the output cut at once into blocks of Q x R (below), each
+block's kernel compiled as straight-line code, in a loop nest (``_natural_blocks``; a
+kernel of a few such blocks whose whole e-graph grows too large maps block by block).
+Otherwise, or if that fails too, the kernel is cut: strips along one of its output's dimensions
 (tile sizes from the divisors of its extent; ``strip``) or a reduction loop over
 its longest contraction with the accumulator on chip (``reduction``). Each tile
 kernel is handled the same way, so a tile that is still too large is cut again
@@ -50,6 +53,18 @@ DIRECT = None  # the option of compiling a tile kernel as it is
 NEAR_ROOFLINE = 0.8  # a program reaching this fraction of the roofline ends the search
 ASSEMBLY_SHARE = 0.03  # of the time, kept for assembling and costing the chosen program
 MAX_DIRECT_BLOCKS = 32  # larger kernels skip the straight-line attempt when they can be tiled (blocks)
+# Of what the whole kernel's straight-line attempt left, what its natural blocks get (``_natural_blocks``):
+# a block's straight-line program took 1-3 work-seconds on Gemmini fuzz kernels whose whole kernel had
+# no pii graph in 5; the cuts, each searched further inside, keep the rest (and, after a success, the patience)
+BLOCKS_SHARE = 0.75
+
+
+@dataclass(frozen=True)
+class _Blocks:
+    """The kernel cut at once into its natural output blocks (``_natural_blocks``), each block
+    compiled as straight-line code, in a loop nest: no search inside."""
+
+    tiling: Tiling
 
 
 @dataclass
@@ -129,7 +144,8 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
             kernel: Module) -> _Found:
     """The cheapest program for ``ctx``: its tile kernel compiled as it is (DIRECT)
     or cut further, in order of ``_preferred`` (a whole kernel tries straight-line
-    code first, with ``direct_share`` of the time)."""
+    code first, with ``direct_share`` of the time, then its natural blocks each as
+    straight-line code, with ``BLOCKS_SHARE`` of the rest)."""
     options, why = _options(target, ctx, depth)
     if not options:
         return _direct(target, ctx, opts, deadline)
@@ -145,6 +161,9 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
     else:
         cuts = _preferred(target, ctx.tile, options)
         options = cuts[:1] + direct + cuts[1:] if _loop_first(target, ctx.tile, cuts[0]) else direct + cuts
+        natural = _natural_blocks(target, ctx)
+        if natural is not None and options[0] is DIRECT:  # straight-line, then its natural blocks, then cuts
+            options = options[:1] + [natural] + options[1:]
     if depth == 0 and opts.jobs > 1 and len(options) > 1 and not opts.deterministic and \
             parallel.can_start_workers() and parallel.package_name(target):
         return _search_parallel(target, ctx, options, opts, deadline, kernel, why)
@@ -202,9 +221,12 @@ def _loop_first(target: TargetDef, module: Module, option: Tiling | Split) -> bo
 
 def _until(options: list, n: int, opts: CompileOptions, now: float, deadline: float) -> float:
     """Before a success, no option may take more than half of what is left (but the
-    last); a whole kernel's first, straight-line attempt gets ``direct_share``."""
+    last); a whole kernel's first, straight-line attempt gets ``direct_share``, its natural
+    blocks ``BLOCKS_SHARE``."""
     if options[n] is DIRECT and n == 0:
         return now + opts.direct_share * max(0.0, deadline - now)
+    if isinstance(options[n], _Blocks):
+        return now + BLOCKS_SHARE * (deadline - now)
     return deadline if n == len(options) - 1 else now + 0.5 * (deadline - now)
 
 
@@ -212,6 +234,8 @@ def _evaluate(target: TargetDef, ctx: Tiling, option, opts: CompileOptions, unti
               kernel: Module) -> _Found:
     if option is DIRECT:
         return _direct(target, ctx, opts, until)
+    if isinstance(option, _Blocks):
+        return _direct(target, option.tiling, opts, until)
     if isinstance(option, Split):
         return _split(target, option, opts, until)
     return _search(target, option, opts, until, depth + 1, kernel)
@@ -333,7 +357,28 @@ def _straight(res: CompileResult) -> _Found:
     return _Found(None, res, res.program, res.cost)
 
 
-def _option_text(option: Tiling | Split) -> str:
+def _natural_blocks(target: TargetDef, ctx: Tiling) -> _Blocks | None:
+    """The kernel's output cut into blocks of Q x R (R elements a row of an on-chip buffer,
+    Q the rows one instruction writes: ``_preferred``'s natural shape) along every dimension
+    that such blocks divide, when that makes several blocks; else None."""
+    root = ctx.tile.result_type
+    if not isinstance(root, TensorType) or not root.rank:
+        return None
+    want = ([1] * max(0, root.rank - 2) + [_natural_rows(target, root),
+                                           max(1, _row_bytes(target, root) // root.dtype.nbytes)])[-root.rank:]
+    tiling = ctx
+    try:
+        for d in cut_dimensions(ctx.tile):
+            if want[d] < root.shape[d] and root.shape[d] % want[d] == 0:
+                tiling = strip(tiling, want[d], f"b{len(tiling.loops) - len(ctx.loops)}", d)
+    except NotTileable:
+        return None
+    return _Blocks(tiling) if tiling is not ctx else None
+
+
+def _option_text(option: Tiling | Split | _Blocks) -> str:
+    if isinstance(option, _Blocks):
+        return f"blocks of {option.tiling.tile.result_type}, each straight-line"
     if isinstance(option, Split):
         return f"steps of {option.prologue.tile.result_type} accumulating in {option.buffer}"
     d, _, t = option.dims[-1]
