@@ -15,6 +15,7 @@ from runtime_skeleton.backend_cli import _dump_after
 from runtime_skeleton.compile import CompileOptions, compile_hlo, verify
 from runtime_skeleton.program import parse_program
 from runtime_skeleton.superopt.passes import ASSEMBLED, LOOP_PASSES, PASS_NAMES, run_passes
+from test_strip import ADD16  # f32[16,16] + f32[16,16] on AMX: a loop with a small straight-line share
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -31,13 +32,6 @@ preload_os_zero
 flush_os c_addr=0
 mvout_acc32 rows=16 stride=64 acc_addr=0 dram=8192
 """
-
-ADD16 = """HloModule add16
-ENTRY main {
-  a = f32[16,16]{1,0} parameter(0)
-  b = f32[16,16]{1,0} parameter(1)
-  ROOT c = f32[16,16]{1,0} add(a, b)
-}"""
 
 
 def test_pass_names_are_the_stages_in_order():
