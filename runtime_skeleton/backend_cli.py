@@ -241,9 +241,8 @@ def _compile(target: TargetDef, ns: argparse.Namespace) -> int:
     if ns.emit == "so" and ns.output == "-":
         raise ActgenError("--emit so writes a shared library: give -o a file, not -")
     _native_before_compiling(target, ns)
-    verbose = ns.verbose or "-v" in sys.argv[1:2] or "--verbose" in sys.argv[1:2]  # also before the subcommand
-    with progress.shown(f"compiling {ns.kernel}", enabled=False if ns.quiet or verbose else None), \
-            progress.logged(verbose):
+    with progress.shown(f"compiling {ns.kernel}", enabled=False if ns.quiet or ns.verbose else None), \
+            progress.logged(ns.verbose):
         res = compile_hlo(target, pathlib.Path(ns.kernel), opts)
     _write_program(target, res.text, ns.output, ns.emit, res.program)
     if ns.json:

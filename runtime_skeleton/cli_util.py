@@ -26,11 +26,12 @@ def actgen_version() -> str:
 
 def add_common_flags(ap: argparse.ArgumentParser, with_version: bool = True, verbose_also: str = "") -> None:
     """``--version`` and ``-v`` (a crash inside actgen prints its traceback), on every CLI
-    (``-v`` on each subcommand too, where it is written after the subcommand's name);
-    ``verbose_also``: what else ``-v`` does on that command."""
+    (``-v`` on each subcommand too, where it is written after the subcommand's name: there,
+    without ``--version``, it has no default of its own, so a ``-v`` before the subcommand's
+    name holds); ``verbose_also``: what else ``-v`` does on that command."""
     if with_version:
         ap.add_argument("--version", action="version", version=f"actgen {actgen_version()}")
-    ap.add_argument("-v", "--verbose", action="store_true",
+    ap.add_argument("-v", "--verbose", action="store_true", default=False if with_version else argparse.SUPPRESS,
                     help="on a crash inside actgen (a bug), print its traceback" + (f"; {verbose_also}" if verbose_also else ""))
 
 

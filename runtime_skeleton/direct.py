@@ -178,8 +178,9 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
     while True:
         t = time.perf_counter()
         g = next(graphs, None)
-        stats.phase1_seconds += time.perf_counter() - t
-        stopwatch.add("phase 1", time.perf_counter() - t)
+        dt = time.perf_counter() - t
+        stats.phase1_seconds += dt
+        stopwatch.add("phase 1", dt)
         if g is None:
             break
         stats.pii_graphs += 1
@@ -197,13 +198,15 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
                 break
             continue
         finally:
-            stats.phase2_seconds += time.perf_counter() - t
-            stopwatch.add("phase 2", time.perf_counter() - t)
+            dt = time.perf_counter() - t
+            stats.phase2_seconds += dt
+            stopwatch.add("phase 2", dt)
         stats.orders_tried += alloc.orders_tried
         t = time.perf_counter()
         prog = place_unread_inputs(target, emit_program(target.name, g, alloc, sel.input_types, sel.output_types))
-        stats.emit_seconds += time.perf_counter() - t
-        stopwatch.add("emit", time.perf_counter() - t)
+        dt = time.perf_counter() - t
+        stats.emit_seconds += dt
+        stopwatch.add("emit", dt)
         yield Candidate(g, alloc, prog, budget.now())
         if budget.now() > deadline:
             break

@@ -561,11 +561,6 @@ def misplaced_input_views(nodes: Sequence[PiiNode], hbm: str) -> bool:
     return False
 
 
-def explain(extractor: Extractor, roots: list[ClassId]) -> str:
-    """Why no pii graph exists (``missing``'s text)."""
-    return missing(extractor, roots)[0]
-
-
 def missing(extractor: Extractor, roots: list[ClassId]) -> tuple[str, tuple[str, ...], str, str]:
     """Why no pii graph exists: (the text, the operators of the value nothing produces, where
     it is wanted ("HBM" or a buffer), its type); the last three empty when every output can

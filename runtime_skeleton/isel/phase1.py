@@ -425,11 +425,8 @@ class InstructionSelector:
     def explain(self) -> str:
         return self.explained()[0]
 
-    def refusal(self) -> Refusal:
-        """Why there is no pii graph, as data (``explain``'s text as fields)."""
-        return self.explained()[1]
-
     def explained(self) -> tuple[str, Refusal]:
+        """Why there is no pii graph: the text, and the same as data."""
         # the enumeration ends right after a round's extraction, so its bounds are reused
         # (computing them again on a large e-graph took seconds past the time limit)
         ex = self._extractor or self._new_extractor()

@@ -5,7 +5,7 @@ programs relocated into it), then each pass of ``LOOP_PASSES`` rewrites the prev
 stage's program. Every stage that changed something is a candidate: the cheapest that
 passes the program verifier wins (``loops.cheapest_checked``), so a pass never has to
 be right about whether it pays, only about what the program computes. Each run's time is
-recorded under the pass's name (``pass_seconds``), and a compile result keeps the stages
+recorded under the pass's name (``PASS_SECONDS``), and a compile result keeps the stages
 of the loop nest it chose, which ``compile --dump-after PASS`` prints.
 """
 from __future__ import annotations
@@ -44,7 +44,7 @@ LOOP_PASSES: tuple[ProgramPass, ...] = (
 )
 PASS_NAMES = (ASSEMBLED,) + tuple(p.name for p in LOOP_PASSES)
 
-_SECONDS: dict[str, float] = dict.fromkeys(PASS_NAMES[1:], 0.0)
+PASS_SECONDS = stopwatch.Totals()  # each pass's seconds in this process, by name (a compile's stats take differences)
 
 
 @dataclass(frozen=True)
@@ -63,13 +63,8 @@ def run_passes(target: TargetDef, prog: Program, passes: tuple[ProgramPass, ...]
         t0 = time.perf_counter()
         out = p.run(target, stages[-1].program)
         seconds = time.perf_counter() - t0
-        _SECONDS[p.name] += seconds
+        PASS_SECONDS.add(p.name, seconds)
         stopwatch.add("loops", seconds)
         if out.instructions != stages[-1].program.instructions:
             stages.append(Stage(p.name, out, seconds))
     return stages
-
-
-def pass_seconds() -> dict[str, float]:
-    """Seconds each pass has run in this process so far (the compile's stats take differences)."""
-    return dict(_SECONDS)

@@ -43,7 +43,7 @@ from ..target_info import target_info
 from . import parallel
 from .capacity import combining_buffers, kernel_rows
 from .loops import Piece, cheapest_checked, looped_programs
-from .passes import Stage, pass_seconds
+from .passes import PASS_SECONDS, Stage
 from .reduction import Split, accumulator_buffers, contraction, split
 from .strip import OUTPUT, NotTileable, Tiling, cut_dimensions, identity, strip, tile_sizes
 from .windows import windowed
@@ -78,7 +78,7 @@ class _Found:
 
 
 def compile_tiled(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
-    t0, w0, p0 = time.perf_counter(), budget.now(), pass_seconds()
+    t0, w0, p0 = time.perf_counter(), budget.now(), PASS_SECONDS.totals()
     try:
         start = identity(module)
     except NotTileable:
@@ -88,8 +88,7 @@ def compile_tiled(target: TargetDef, module: Module, opts: CompileOptions, deadl
     res = found.tile
     if found.tiling is None:
         return res
-    spent = {k: v - p0[k] for k, v in pass_seconds().items() if v > p0[k]}
-    stats = dataclasses.replace(res.stats, seconds=time.perf_counter() - t0, pass_seconds=spent)
+    stats = dataclasses.replace(res.stats, seconds=time.perf_counter() - t0, pass_seconds=PASS_SECONDS.since(p0))
     return CompileResult(found.program, found.cost, res.pii_graph, res.allocation, stats, module, found.tiling,
                          found.split, stages=found.stages)
 
@@ -364,8 +363,7 @@ def _natural_blocks(target: TargetDef, ctx: Tiling) -> _Blocks | None:
     root = ctx.tile.result_type
     if not isinstance(root, TensorType) or not root.rank:
         return None
-    want = ([1] * max(0, root.rank - 2) + [_natural_rows(target, root),
-                                           max(1, _row_bytes(target, root) // root.dtype.nbytes)])[-root.rank:]
+    want = _natural_shape(target, root)
     tiling = ctx
     try:
         for d in cut_dimensions(ctx.tile):
@@ -374,6 +372,13 @@ def _natural_blocks(target: TargetDef, ctx: Tiling) -> _Blocks | None:
     except NotTileable:
         return None
     return _Blocks(tiling) if tiling is not ctx else None
+
+
+def _natural_shape(target: TargetDef, root: TensorType) -> list[int]:
+    """Extents of a natural output block per dimension: Q x R in the last two (R elements a
+    row of an on-chip buffer, Q the rows one instruction writes), 1 in the others."""
+    r = max(1, _row_bytes(target, root) // root.dtype.nbytes)
+    return [1] * max(0, root.rank - 2) + [_natural_rows(target, root), r][-root.rank:] if root.rank else []
 
 
 def _option_text(option: Tiling | Split | _Blocks) -> str:
@@ -423,7 +428,6 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
     instruction combines element-wise as it does."""
     root = module.result_type
     row = _row_bytes(target, root)
-    r = max(1, row // root.dtype.nbytes)
     q = _natural_rows(target, root)
     found = contraction(module)
     k_full = found[1] if found else None
@@ -432,7 +436,7 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
     if kind == "dot":  # a vector FMA's steps of Q rows
         k_nat = max(q, k_nat)
     order = cut_dimensions(module)
-    want = [1] * max(0, root.rank - 2) + [q, r][-root.rank:] if root.rank else []
+    want = _natural_shape(target, root)
 
     def block(shape, k: int | None) -> float:  # noqa: ANN001
         d = sum(abs(math.log2(n / min(w, full))) for n, w, full in zip(shape, want, root.shape))
