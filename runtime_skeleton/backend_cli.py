@@ -178,7 +178,7 @@ def _isel(target: TargetDef, ns: argparse.Namespace) -> int:
     from .hlo import parse_file
     from .isel.dot import egraph_dot, pii_graph_dot
     from .ir.inline import inline_calls
-    from .isel.obstacles import float_obstacles, obstacles, refusal, store_obstacles
+    from .isel.obstacles import kernel_obstacles, refusal
     from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph
 
     refuse_overwrite({"--dot": ns.dot, "--egraph-dot": ns.egraph_dot}, {"the kernel": ns.kernel})
@@ -203,7 +203,7 @@ def _isel(target: TargetDef, ns: argparse.Namespace) -> int:
         pathlib.Path(ns.egraph_dot).write_text(egraph_dot(sel.eg.view))
     if shown == 0:
         inlined = inline_calls(module)
-        found = store_obstacles(target, inlined) or obstacles(target, inlined) or float_obstacles(target, inlined)
+        found = kernel_obstacles(target, inlined)
         raise NoPiiGraph(refusal(target, found), found[0].loc) if found else NoPiiGraph(sel.explain())
     return 0
 

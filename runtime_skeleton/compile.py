@@ -20,7 +20,7 @@ from .hlo import jax_module, kernel_module
 from .ir.empty import drop_empty, empty_value
 from .ir.graph import Module
 from .ir.inline import inline_calls
-from .isel.obstacles import float_obstacles, obstacles, refusal, store_obstacles
+from .isel.obstacles import kernel_obstacles, refusal
 from .isel.phase1 import reads_float_bits
 from .target import TargetDef
 
@@ -41,7 +41,7 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
         raise CompileError(f"'{empty.name}' ({empty.type}) has no elements: {target.name} programs compute no "
                            "empty tensors (only a concatenation's empty operands are dropped)", empty.loc,
                            Refusal(EMPTY, node=empty.name))
-    found = store_obstacles(target, inlined) or obstacles(target, inlined) or float_obstacles(target, inlined)
+    found = kernel_obstacles(target, inlined)
     if found:
         raise CompileError(refusal(target, found), found[0].loc,
                            Refusal(UNSUPPORTED, tuple(sorted({o.opcode for o in found})),

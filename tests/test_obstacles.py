@@ -162,3 +162,38 @@ def test_a_target_without_a_store_refuses_a_computed_result_at_once(tmp_path):
     assert time.perf_counter() - t0 < 2
     copy = "HloModule m\nENTRY e {\n  ROOT a = s8[8,8]{1,0} parameter(0)\n}\n"  # a view of its input: no store needed
     assert compile_hlo(mod.TARGET, copy, timeout=20).program.executed() == 0
+
+
+def test_only_the_constant_operand_rules_take_a_product_away():
+    """product_obstacles rests on this: every rule rooted at a multiply, divide or dot, or
+    naming one, keeps a product in its result, but those that need a constant operand."""
+    from runtime_skeleton.isel.obstacles import CONSTANT_OPERAND_RULES, PRODUCTS
+
+    products = set(PRODUCTS)
+    removing = {r.name for r in axioms.AXIOMS
+                if (r.roots & products or _strings(r.apply.__code__) & products) and not r.produces & products}
+    assert removing == CONSTANT_OPERAND_RULES
+
+
+def _s32_kernel(body: str) -> object:
+    return _kernel(body, "x = s32[16,16] parameter(0)\n  y = s32[16,16] parameter(1)")
+
+
+def test_a_product_of_varying_operands_is_refused_where_no_instruction_multiplies():
+    """qkv computes dots but no element-wise multiply, and no rule turns a product of
+    two varying tensors into anything else: refused at once, with the node."""
+    from runtime_skeleton.isel.obstacles import kernel_obstacles, refusal
+
+    qkv = target("qkv")
+    found = kernel_obstacles(qkv, _s32_kernel("  ROOT m = s32[16,16] multiply(x, y)"))
+    assert [(o.opcode, o.name, o.product) for o in found] == [("multiply", "m", True)]
+    assert "whose operands both vary with the inputs; no qkv instruction computes multiply" in refusal(qkv, found)
+    # a constant operand, or one computed from the inputs that is constant (x - x), may be
+    # taken away by the rules; a product the result does not need is no obstacle either
+    for body in ("  two = s32[] constant(2)\n  t = s32[16,16] broadcast(two), dimensions={}\n"
+                 "  ROOT m = s32[16,16] multiply(x, t)",
+                 "  z = s32[16,16] subtract(x, x)\n  ROOT m = s32[16,16] multiply(z, y)",
+                 "  m = s32[16,16] multiply(x, y)\n  ROOT s = s32[16,16] subtract(m, m)"):
+        assert kernel_obstacles(qkv, _s32_kernel(body)) == [], body
+    # the targets with an instruction that multiplies are left to the search
+    assert kernel_obstacles(target("amx"), _s32_kernel("  ROOT m = s32[16,16] multiply(x, y)")) == []

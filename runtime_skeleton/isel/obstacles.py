@@ -22,6 +22,12 @@ are ruled out before refusing:
   min(x, y))): the reference interpreter replaces the node's value by two different
   random tensors on the same random inputs, and the node counts only if the outputs
   differ.
+
+Products are the exception to "no rule names it" (``product_obstacles``): the rules remove
+a multiply, divide or dot only when an operand is a constant (``CONSTANT_OPERAND_RULES``);
+every other rule at one keeps a product in its result. A product of two operands that both
+vary with the inputs therefore stays one of ``PRODUCTS[op]`` under every rewrite, and a
+target none of whose instructions computes one of those cannot compute it.
 """
 from __future__ import annotations
 
@@ -45,6 +51,14 @@ GLUE = frozenset({"parameter", "tuple", "get-tuple-element", "call"})  # the IR'
 # operators that compute new values (the rest move, select or convert them)
 COMPUTING = (UNARY_OPS | BINARY_OPS | {"dot", "reduce", "reduce-window", "convolution"}) - {"copy"}
 MAX_CHECKS = 8  # dependence checks per kernel (each evaluates it twice)
+# What a product of two varying operands can become under the rules (a dot: an outer
+# product's multiply, dot-outer-product), and the rules that remove one, each needing a
+# constant operand (tests/test_obstacles.py checks both against the rules)
+PRODUCTS = {"multiply": frozenset({"multiply"}), "divide": frozenset({"divide"}),
+            "dot": frozenset({"dot", "multiply"})}
+CONSTANT_OPERAND_RULES = frozenset({
+    "elementwise-of-constants", "multiply-one", "multiply-negone", "multiply-pow2-shift", "divide-pow2-shift",
+})
 
 
 @dataclass(frozen=True)
@@ -55,10 +69,19 @@ class Obstacle:
     loc: SourceLoc | None
     dtype_only: bool = False  # the target computes the operator, but no values of this element type
     no_store: bool = False  # the result holds computed values, and no instruction writes HBM
+    product: bool = False  # a product of two operands that vary with the inputs (``product_obstacles``)
 
     def __str__(self) -> str:
         where = f"line {self.loc.line}" if self.loc else "no location"
         return f"{self.opcode} '{self.name}' ({self.type}, {where})"
+
+
+def kernel_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
+    """Why ``target`` can never compute ``module`` (calls inlined), in the order the
+    checks run, the first kind found: no store, an operator no rewrite reaches, float
+    values no instruction computes, a product of varying operands. Empty: none known."""
+    return (store_obstacles(target, module) or obstacles(target, module)
+            or float_obstacles(target, module) or product_obstacles(target, module))
 
 
 def unreachable_ops(target: TargetDef) -> frozenset[str]:
@@ -88,6 +111,26 @@ def obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
     return list(found.values())
 
 
+def product_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
+    """The multiply, divide and dot nodes whose two operands both vary with the inputs,
+    on whose value the result depends, when no instruction of ``target`` computes what
+    the rules can turn the node into (``PRODUCTS``): one per operator, in program order.
+    An operand counts as varying when its value differs between two random inputs (one
+    computed from the inputs that is constant, x - x, may be proven so by the rules)."""
+    computed = target_ops(default_rules(target)[1])
+    comp = module.entry_computation
+    candidates = [i for i in _in_order(comp) if i.opcode in PRODUCTS and not PRODUCTS[i.opcode] & computed
+                  and isinstance(i.type, TensorType)]
+    if not candidates:
+        return []
+    varying = _varying(module, {o for i in candidates for o in i.operands})
+    found: dict[str, Obstacle] = {}
+    for inst in candidates[:MAX_CHECKS]:
+        if inst.opcode not in found and all(o in varying for o in inst.operands) and _result_depends_on(module, inst):
+            found[inst.opcode] = Obstacle(inst.opcode, inst.name, inst.type, inst.loc, product=True)
+    return list(found.values())
+
+
 def refusal(target: TargetDef, found: list[Obstacle]) -> str:
     """Why ``target`` cannot run a kernel with these obstacles (located at the first)."""
     if any(o.no_store for o in found):
@@ -100,6 +143,10 @@ def refusal(target: TargetDef, found: list[Obstacle]) -> str:
         return (head + f", which computes new {types} values, and no {target.name} instruction writes "
                 f"{types} values it computes: {target.name} can only move such values")
     ops = ", ".join(sorted({o.opcode for o in found}))
+    if all(o.product for o in found):
+        reach = " or ".join(sorted(set().union(*(PRODUCTS[o.opcode] for o in found))))
+        return (head + f", whose operands both vary with the inputs; no {target.name} instruction computes "
+                f"{reach}, and the rewrite rules remove a product only when an operand is a constant")
     return (head + f", and no {target.name} instruction computes {ops}, nor does any rewrite rule lead from "
             + ("it" if len(found) == 1 else "them") + " to an operator one does")
 
@@ -179,13 +226,10 @@ def _new_output_types(module: Module, variable: set[str]) -> set[str]:
     and what is made of them), of the same width. An evaluation error counts as none."""
     comp = module.entry_computation
     fixed = [i.name for i in comp.instructions if i.name not in variable and isinstance(i.type, TensorType)]
-    probe = Instruction("probe.constants", "tuple", TupleType(tuple(comp[n].type for n in fixed)), tuple(fixed))
-    entry = Computation(comp.name, list(comp.instructions) + [probe], probe.name, comp.loc)
     inputs = random_inputs([p.type for p in comp.parameters], 0)
     try:
         outs = evaluate(module, inputs)
-        consts = evaluate(dataclasses.replace(module, computations={**module.computations, comp.name: entry}),
-                          inputs) if fixed else []
+        consts = evaluate(_probing(module, fixed), inputs) if fixed else []
     except ActgenError:
         return set()
 
@@ -230,6 +274,31 @@ def _in_order(comp: Computation) -> list[Instruction]:
                 stack.append((n, True))
                 stack += [(o, False) for o in comp[n].operands if o not in done]
     return order
+
+
+def _probing(module: Module, names: list[str]) -> Module:
+    """``module`` putting out the values of its entry computation's instructions ``names``."""
+    comp = module.entry_computation
+    probe = Instruction("probe.values", "tuple", TupleType(tuple(comp[n].type for n in names)), tuple(names))
+    entry = Computation(comp.name, list(comp.instructions) + [probe], probe.name, comp.loc)
+    return dataclasses.replace(module, computations={**module.computations, comp.name: entry})
+
+
+def _varying(module: Module, names: set[str]) -> set[str]:
+    """Those of the entry computation's instructions ``names`` whose values differ between
+    two random inputs (an evaluation error: none)."""
+    comp = module.entry_computation
+    names = {n for n in names if isinstance(comp[n].type, TensorType)}
+    if not names:
+        return set()
+    order = sorted(names)
+    probed = _probing(module, order)
+    types = [p.type for p in comp.parameters]
+    try:
+        a, b = (evaluate(probed, random_inputs(types, seed)) for seed in (0, 1))
+    except ActgenError:
+        return set()
+    return {n for n, x, y in zip(order, a, b) if np.asarray(x).tobytes() != np.asarray(y).tobytes()}
 
 
 def _result_depends_on(module: Module, inst: Instruction) -> bool:
