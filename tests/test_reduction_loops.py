@@ -158,6 +158,7 @@ def test_a_long_f32_sum_on_amx_is_a_loop_of_vector_adds():
     assert res.program.executed() == 32 and "vaddps" in {c.name for c in res.program.flat()}
 
 
+@pytest.mark.slow  # ~45 s: the whole kernel's and its natural blocks' straight-line attempts come first
 def test_an_accumulator_narrower_than_a_register_is_padded():
     """A min over the middle axis of f32[2,16,8]: each strip's accumulator is 8 floats,
     half a zmm register. Padded with zeros to 16, it is one masked load, then a loop of
@@ -356,3 +357,24 @@ def test_a_reduce_on_vectors_tries_its_reduction_loop_before_straight_line_code(
     res = tiled.compile_tiled(amx.TARGET, module, CompileOptions(deterministic=True), budget.after(30))
     assert tried[0] is not tiled.DIRECT and tried[0].buffer == "zmm" and tiled.DIRECT in tried
     assert res.split is not None and verify(amx.TARGET, res, seeds=(0, 1)) == []
+
+
+def test_a_reduction_loop_gives_its_body_half_of_the_time(monkeypatch):
+    """The body is compiled first, with half of the time to the deadline; the prologue gets
+    half of what is left and the epilogue the rest (a prologue given the whole time stopped
+    only after its patience, and the body then had none)."""
+    from runtime_skeleton.superopt import tiled
+
+    s = split(identity(load_kernel(reduce_kernel("add", "0", "4,6,3", "3", "0,1"))), 2, "k", 1)
+    asked = []
+
+    def piece(target, tiling, opts, deadline, loop=None):  # noqa: ANN001, ANN202
+        asked.append((tiling, deadline - budget.now()))
+        budget.spend_seconds(1.0)  # each piece takes a work-second
+        return None, None
+
+    monkeypatch.setattr(tiled, "_piece", piece)
+    monkeypatch.setattr(tiled, "_whole", lambda *a: (None, 0.0, ()))
+    tiled._split(gemmini.TARGET, s, CompileOptions(), budget.after(9.0))
+    assert [t for t, _ in asked] == [s.body, s.prologue, s.epilogue]
+    assert [round(left, 6) for _, left in asked] == [4.5, 4.0, 7.0]

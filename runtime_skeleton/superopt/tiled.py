@@ -328,12 +328,21 @@ def _direct(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
 
 
 def _split(target: TargetDef, s: Split, opts: CompileOptions, deadline: float) -> _Found:
-    """The reduction loop: prologue, body in its own loop, epilogue."""
-    _, first = _piece(target, s.prologue, opts, deadline)
-    res, body = _piece(target, s.body, opts, deadline, (s.var, 1, s.trips))
+    """The reduction loop: prologue, body in its own loop, epilogue. The body comes first,
+    with half of the time (it runs ``trips`` times; each piece stops after its patience,
+    and a prologue given the whole time left the body none), the prologue with half of
+    the rest, the epilogue with the rest."""
+    res, body = _piece(target, s.body, opts, _half(deadline), (s.var, 1, s.trips))
+    _, first = _piece(target, s.prologue, opts, _half(deadline))
     _, last = _piece(target, s.epilogue, opts, deadline)
     prog, cost, stages = _whole(target, s.epilogue, [first, body, last], opts)
     return _Found(s.epilogue, res, prog, cost, s, stages)
+
+
+def _half(deadline: float) -> float:
+    """Half of the time from now to ``deadline``."""
+    now = budget.now()
+    return now + 0.5 * max(0.0, deadline - now)
 
 
 def blocks(target: TargetDef, module: Module) -> int:
