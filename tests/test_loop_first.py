@@ -1,0 +1,47 @@
+"""A whole kernel whose natural program is a loop over its contraction tries that loop
+before straight-line code (superopt.tiled._loop_first): a reduce a vector unit combines a
+row at a time, and a dot that no instruction's dot reads in its operand types (an f32
+GEMM on AMX, which the rules make outer products)."""
+import pathlib
+
+from generated.amx import TARGET as AMX
+from generated.gemmini import TARGET as GEMMINI
+from runtime_skeleton.compile import CompileOptions, compile_hlo, load_kernel, verify
+from runtime_skeleton.superopt.strip import identity
+from runtime_skeleton.superopt.tiled import _loop_first, _options, _preferred
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _gemm(a: str, b: str, out: str, m: int, k: int, n: int) -> str:
+    return f"""HloModule g
+ENTRY main {{
+  a = {a}[{m},{k}]{{1,0}} parameter(0)
+  b = {b}[{k},{n}]{{1,0}} parameter(1)
+  ROOT d = {out}[{m},{n}]{{1,0}} dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}}
+"""
+
+
+def _first_cut(target, module):  # noqa: ANN001, ANN202
+    options, _ = _options(target, identity(module), 0)
+    return _preferred(target, module, options)[0]
+
+
+def test_a_dot_no_instruction_reads_in_its_types_loops_first():
+    f32 = load_kernel(_gemm("f32", "f32", "f32", 16, 64, 16))
+    assert _loop_first(AMX, f32, _first_cut(AMX, f32))  # AMX's f32 tile dot reads bf16
+    s8 = load_kernel(_gemm("s8", "s8", "s32", 16, 64, 16))
+    assert not _loop_first(GEMMINI, s8, _first_cut(GEMMINI, s8))  # Gemmini's dot reads s8
+    k3 = load_kernel(ROOT / "examples/kernels/amx_k3.hlo")  # outer products: nothing to loop over
+    assert not _loop_first(AMX, k3, _first_cut(AMX, k3))
+
+
+def test_an_f32_gemm_on_amx_is_a_loop_of_outer_product_steps():
+    """16x64x16 in f32: the straight-line attempt reached phase 1's 20,000 e-nodes without a
+    program (5 work-seconds), and the row blocks found one 2.5 s later; the loop's step is
+    found in half a second, and straight-line code gets only the patience after it."""
+    res = compile_hlo(AMX, _gemm("f32", "f32", "f32", 16, 64, 16), CompileOptions(timeout=10, deterministic=True))
+    assert res.split is not None and res.split.buffer == "zmm"
+    assert {"vbroadcastss", "vfmadd231ps"} <= {c.name for c in res.program.flat()}
+    assert verify(AMX, res) == []
