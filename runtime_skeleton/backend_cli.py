@@ -333,7 +333,7 @@ def _compile_batch(target: TargetDef, ns: argparse.Namespace) -> int:
             _write_program(target, row.program, str(out / (k.stem + suffix)), ns.emit)
         status = "no program" if row.program is None else \
             ("MISMATCH" if row.mismatch else ("verified" + (" natively" if ns.native else "")) if row.verified
-             else "not run natively" if row.error.startswith("native:") else "compiled")
+             else "not run natively" if row.not_run_natively else "compiled")
         table.append((k.name, status, str(row.instructions) if row.program else "",
                       f"{row.cost:g}" if row.program else "", f"{row.seconds:.2f}", _shorter(row.error, 100)))
     if not ns.quiet:

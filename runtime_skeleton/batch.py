@@ -28,6 +28,7 @@ class BatchRow:
     error: str = ""  # why it did not compile, or what a verification found
     verified: bool | None = None  # None: not asked
     mismatch: bool = False  # compiled, but the simulator disagrees with the reference (a bug)
+    not_run_natively: bool = False  # asked to run natively, and the CPU or the C compiler could not
 
 
 def compile_batch(target: TargetDef, kernels: list[pathlib.Path], opts: CompileOptions, *, jobs: int = 1,
@@ -66,7 +67,7 @@ def _compile_one(job: tuple) -> BatchRow:
             try:
                 problems = [f"native: {p}" for p in verify(target, res, native=True)]
             except ActgenError as err:  # the CPU or the C compiler cannot run it: said, not a mismatch
-                return dataclasses.replace(row, verified=False, error=f"native: {err}"[:300])
+                return dataclasses.replace(row, verified=False, not_run_natively=True, error=f"native: {err}"[:300])
         row = dataclasses.replace(row, verified=not problems, mismatch=bool(problems),
                                   error="; ".join(problems)[:300])
     return row

@@ -154,3 +154,24 @@ def test_avx2_runs_the_f32_examples_it_computes_natively(kernel):
 
     res = compile_hlo(avx2.TARGET, ROOT / f"examples/kernels/{kernel}.hlo", timeout=60)
     assert verify(avx2.TARGET, res, native=True) == []
+
+
+def test_a_batch_row_says_when_its_program_could_not_run_natively(monkeypatch):
+    """A program the CPU or the C compiler cannot run is no mismatch: the row says so."""
+    import runtime_skeleton.compile as compiling
+    from generated.gemmini import TARGET
+    from runtime_skeleton.batch import compile_batch
+    from runtime_skeleton.errors import ActgenError
+
+    simulated = compiling.verify
+
+    def verify(target, res, native=False, **kw):  # noqa: ANN001, ANN202
+        if native:
+            raise ActgenError("this CPU lacks the feature")
+        return simulated(target, res, **kw)
+
+    monkeypatch.setattr(compiling, "verify", verify)  # the batch imports it when it runs
+    [row] = compile_batch(TARGET, [ROOT / "examples/kernels/gemmini_add.hlo"],
+                          compiling.CompileOptions(deterministic=True), check=True, native=True)
+    assert row.not_run_natively and not row.mismatch and row.verified is False
+    assert row.error == "native: this CPU lacks the feature"
