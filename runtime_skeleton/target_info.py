@@ -17,13 +17,13 @@ from typing import Mapping
 
 from .errors import ActgenError
 from .ir.graph import Computation
+from .ir.ops import CONTRACTIONS, DATA_MOVEMENT, PLUMBING
 from .ir.types import TensorType
 from .target import TargetDef
 
 # operators that move or rearrange data: what computes a kernel is the rest
-DATA_OPS = frozenset({"parameter", "constant", "reshape", "bitcast-convert", "transpose", "slice", "concatenate",
-                      "pad", "broadcast", "copy", "tuple", "get-tuple-element", "reverse", "iota", "convert"})
-CONTRACTING = frozenset({"dot", "convolution", "reduce"})
+DATA_OPS = DATA_MOVEMENT | PLUMBING - {"call"} | {"constant", "iota", "convert"}
+CONTRACTING = CONTRACTIONS | {"reduce"}
 
 Op = tuple[str, str, bool]  # (operator, result element type, element-wise: no operand is a contraction's)
 

@@ -44,6 +44,14 @@ ALL_OPS = UNARY_OPS | BINARY_OPS | STRUCTURAL_OPS
 DATA_MOVEMENT = frozenset({"reshape", "bitcast-convert", "transpose", "slice", "concatenate", "pad", "broadcast",
                            "copy", "reverse"})
 
+# Op traits: every module that asks what an operator does to its operands' elements reads these
+# (or a set built from them, saying how it differs).
+ELEMENTWISE = UNARY_OPS | BINARY_OPS | frozenset({"convert", "compare", "select", "clamp"})
+VIEWS = frozenset({"reshape", "bitcast-convert"})  # the same bytes, read as another shape or type
+CONTRACTIONS = frozenset({"dot", "convolution"})  # sums of products over contracted dimensions
+REDUCTIONS = frozenset({"reduce", "reduce-window"})  # a computation applied along dimensions
+PLUMBING = frozenset({"parameter", "tuple", "get-tuple-element", "call"})  # the IR's wiring, not values
+
 COMPARISON_DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 
 # Ops XLA prints that actgen deliberately does not handle; named in the error so

@@ -54,7 +54,7 @@ from ..errors import ActgenError
 from ..ir.attrs import Literal, PadDim, SliceDim, split_padding
 from ..ir.dtypes import DTYPES, DType, f32, s32, u32
 from ..ir.graph import Computation
-from ..ir.ops import BINARY_OPS, UNARY_OPS
+from ..ir.ops import BINARY_OPS, ELEMENTWISE
 from ..ir.shape_inference import ShapeError, infer_type
 from ..ir.types import TensorType
 from .convert import reducer
@@ -64,7 +64,6 @@ from .terms import Class, ENode, Term, View
 
 AXIOMS: list[Rule] = []
 
-ELEMENTWISE = frozenset(UNARY_OPS | BINARY_OPS | {"convert", "compare", "select", "clamp"})
 COMMUTATIVE = ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
 VALUE_ROOTS = frozenset({
     "parameter", "input", "constant", "copy", "convert", "bitcast-convert", "reshape", "transpose",

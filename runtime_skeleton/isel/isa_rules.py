@@ -43,6 +43,7 @@ from ..hlo import parse_module
 from ..ir.attrs import SliceDim
 from ..ir.dtypes import dtype
 from ..ir.graph import Instruction, Module
+from ..ir.ops import VIEWS
 from ..ir.types import TensorType
 from ..symbolic import Z3Algebra
 from ..target import InstructionDef, TargetDef
@@ -54,7 +55,7 @@ from .terms import PII_PREFIX, UNDEF, Class, ENode, Term, View
 from .unread import unread_parameters
 
 MAX_MATCHES = 32  # bindings tried per (instruction, class); enough for DAG-shaped patterns
-VIEW_OPS = frozenset({"reshape", "bitcast-convert"})
+VIEW_OPS = VIEWS
 MAX_CLOSURE = 24  # classes in a view closure (the e-class first, then breadth first)
 WATCH_DEPTH = 2  # a pattern reads its operands' nodes and theirs: match again when those classes grow
 _Z3 = Z3Algebra()

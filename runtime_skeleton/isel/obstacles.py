@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import ActgenError, SourceLoc
 from ..ir.graph import Computation, Instruction, Module
-from ..ir.ops import ALL_OPS, BINARY_OPS, DATA_MOVEMENT, UNARY_OPS
+from ..ir.ops import ALL_OPS, BINARY_OPS, CONTRACTIONS, DATA_MOVEMENT, PLUMBING, REDUCTIONS, UNARY_OPS
 from ..ir.types import TensorType, TupleType
 from ..reference import evaluate
 from ..reference.npz_io import random_inputs
@@ -47,9 +47,8 @@ from .axioms import NAMED_OPS, elementwise_of_constants
 from .phase1 import default_rules, target_ops
 from .rules import ANY
 
-GLUE = frozenset({"parameter", "tuple", "get-tuple-element", "call"})  # the IR's plumbing, not values
 # operators that compute new values (the rest move, select or convert them)
-COMPUTING = (UNARY_OPS | BINARY_OPS | {"dot", "reduce", "reduce-window", "convolution"}) - {"copy"}
+COMPUTING = (UNARY_OPS | BINARY_OPS | CONTRACTIONS | REDUCTIONS) - {"copy"}
 MAX_CHECKS = 8  # dependence checks per kernel (each evaluates it twice)
 # What a product of two varying operands can become under the rules (a dot: an outer
 # product's multiply, dot-outer-product), and the rules that remove one, each needing a
@@ -88,7 +87,7 @@ def unreachable_ops(target: TargetDef) -> frozenset[str]:
     """Operators no rewrite brings to one of ``target``'s instructions (see the module doc)."""
     rules, patterns = default_rules(target)
     rooted = set().union(*(r.roots for r in rules if r is not elementwise_of_constants)) - {ANY}
-    return ALL_OPS - NAMED_OPS - target_ops(patterns) - rooted - GLUE
+    return ALL_OPS - NAMED_OPS - target_ops(patterns) - rooted - PLUMBING
 
 
 def obstacles(target: TargetDef, module: Module) -> list[Obstacle]:

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 from ..ir.attrs import SliceDim
 from ..ir.types import TensorType
-from .axioms import ELEMENTWISE, Make, free_dims
+from ..ir.ops import ELEMENTWISE
+from .axioms import Make, free_dims
 from .convert import reducer
 from .terms import Term
 from .tiles import MAX_PIECES, PASS_THROUGH, Tiles, aligned

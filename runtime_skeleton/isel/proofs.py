@@ -84,8 +84,9 @@ import numpy as np
 import z3
 
 from ..ir.dtypes import DTYPES, DType
+from ..ir.ops import ELEMENTWISE
 from .axioms import (
-    COMMUTATIVE, ELEMENTWISE, compose_broadcast_dims, compose_perm, compose_reverse, compose_slice_dim,
+    COMMUTATIVE, compose_broadcast_dims, compose_perm, compose_reverse, compose_slice_dim,
     _folded, convert_chain_exact, free_dims, transpose_of_broadcast, unpermute_slice,
 )
 from .layout_axioms import squeeze_perm

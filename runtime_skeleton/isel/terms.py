@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir.graph import frozen_attrs
+from ..ir.ops import VIEWS
 from ..ir.types import TensorType
 from .egraph import ClassId
 
@@ -73,7 +74,7 @@ class Class:
 UNDEF = "undef"  # bytes nothing reads (a store keeps them, whatever they hold)
 _LEAVES = frozenset({"input", "parameter", UNDEF})
 CONST_LEAVES = ("constant", "iota")
-_MOVES = frozenset({"slice", "concatenate", "copy", "reshape", "bitcast-convert", "transpose"})
+_MOVES = VIEWS | {"slice", "concatenate", "copy", "transpose"}
 
 
 def _moved_operands(n: ENode) -> tuple[ClassId, ...] | None:

@@ -49,7 +49,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import z3
 
-from .axioms import ELEMENTWISE, Arg, Make, dot_dims, free_dims, kids, unbatched_dot
+from ..ir.ops import DATA_MOVEMENT, ELEMENTWISE
+from .axioms import Arg, Make, dot_dims, free_dims, kids, unbatched_dot
 from .isa_rules import Pattern
 from .rules import Rule, rule
 from .terms import ENode, View
@@ -58,8 +59,7 @@ Extents = tuple[float, ...]  # per dimension, innermost last; math.inf where α 
 # (op, dtype) -> (extents, contraction, on_dot): on_dot where the instruction computes an operand
 # with a dot (an accumulating add), looking through views and converts
 Tiles = dict[tuple[str, str], frozenset[tuple[Extents, float, bool]]]
-PASS_THROUGH = frozenset({"reshape", "bitcast-convert", "transpose", "broadcast", "slice", "concatenate", "pad",
-                          "copy", "convert"})
+PASS_THROUGH = DATA_MOVEMENT - {"reverse"} | {"convert"}
 MAX_PIECES = 1024  # a larger cut is left to the halving splits
 MAX_OUTER_PRODUCTS = 4 * MAX_PIECES  # AMX gemm_f32, f32[32, 64] x f32[64, 32], is 4096
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 from ..ir.dtypes import DType, dtype
 from ..ir.graph import Computation, Instruction, Module
-from ..ir.ops import BINARY_OPS, UNARY_OPS
+from ..ir.ops import CONTRACTIONS, ELEMENTWISE
 from ..ir.types import TensorType
 from ..layout import byte_size
 from ..target import Peak, TargetDef
@@ -44,7 +44,7 @@ from ..program import Program
 
 FlopClass = tuple[str, str]  # ("dot" | "elementwise", dtype name)
 
-_ELEMENTWISE = (UNARY_OPS - {"copy"}) | BINARY_OPS | {"compare", "select", "clamp"}
+_ELEMENTWISE = ELEMENTWISE - {"copy", "convert"}
 _DOT_RE = re.compile(r"\b(dot|convolution)\(")
 
 
@@ -152,7 +152,7 @@ def _count(module: Module, comp: Computation, total: dict[FlopClass, int]) -> No
     for inst in comp:
         if inst.opcode == "call":
             _count(module, module.computations[str(inst.attrs["to_apply"])], total)
-        elif inst.opcode in ("dot", "convolution"):
+        elif inst.opcode in CONTRACTIONS:
             total["dot", _dot_dtype(comp, inst).name] += _dot_flops(comp, inst)
         elif inst.opcode in ("reduce", "reduce-window"):
             n = len(inst.operands) // 2

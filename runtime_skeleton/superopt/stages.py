@@ -27,11 +27,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..ir.graph import Computation, Instruction, Module
+from ..ir.ops import CONTRACTIONS
 from ..ir.types import TensorType, TupleType
 from .reduction import chained
 from .sequence import Part, Plan
 
-CONTRACTIONS = frozenset({"dot", "convolution"})
 
 
 def stage_numbers(comp: Computation, contractions: frozenset[str] = CONTRACTIONS) -> dict[str, int]:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import ActgenError
 from ..ir.attrs import SliceDim
 from ..ir.graph import Computation, Instruction, Module
-from ..ir.ops import BINARY_OPS, UNARY_OPS
+from ..ir.ops import ELEMENTWISE
 from ..ir.types import TensorType
 from ..layout.axe import Layout, LayoutError
 from ..layout.flatten import physical_order, storage
@@ -42,7 +42,6 @@ from ..layout.flatten import physical_order, storage
 OUTPUT = -1  # Placement.source of a tile kernel parameter that is the output's own old bytes
 Label = tuple[int, bool] | None  # (strip dimension, reversed tile order), or None: the whole value
 
-ELEMENTWISE = UNARY_OPS | BINARY_OPS | frozenset({"convert", "select", "compare", "clamp"})
 
 
 class NotTileable(ActgenError):
