@@ -38,9 +38,8 @@ def test_a_dot_no_instruction_reads_in_its_types_loops_first():
 
 
 def test_an_f32_gemm_on_amx_is_a_loop_of_outer_product_steps():
-    """16x64x16 in f32: the straight-line attempt reached phase 1's 20,000 e-nodes without a
-    program (5 work-seconds), and the row blocks found one 2.5 s later; the loop's step is
-    found in half a second, and straight-line code gets only the patience after it."""
+    """16x64x16 in f32: a loop over rows of k-steps, each a broadcast element of A times a
+    row of B added into a vector register; straight-line code gets the patience after it."""
     res = compile_hlo(AMX, _gemm("f32", "f32", "f32", 16, 64, 16), CompileOptions(timeout=10, deterministic=True))
     assert res.split is not None and res.split.buffer == "zmm"
     assert {"vbroadcastss", "vfmadd231ps"} <= {c.name for c in res.program.flat()}

@@ -158,7 +158,7 @@ def test_a_long_f32_sum_on_amx_is_a_loop_of_vector_adds():
     assert res.program.executed() == 32 and "vaddps" in {c.name for c in res.program.flat()}
 
 
-@pytest.mark.slow  # ~45 s: the whole kernel's and its natural blocks' straight-line attempts come first
+@pytest.mark.slow  # the whole kernel's and its natural blocks' straight-line attempts come first
 def test_an_accumulator_narrower_than_a_register_is_padded():
     """A min over the middle axis of f32[2,16,8]: each strip's accumulator is 8 floats,
     half a zmm register. Padded with zeros to 16, it is one masked load, then a loop of
@@ -361,8 +361,7 @@ def test_a_reduce_on_vectors_tries_its_reduction_loop_before_straight_line_code(
 
 def test_a_reduction_loop_gives_its_body_half_of_the_time(monkeypatch):
     """The body is compiled first, with half of the time to the deadline; the prologue gets
-    half of what is left and the epilogue the rest (a prologue given the whole time stopped
-    only after its patience, and the body then had none)."""
+    half of what is left and the epilogue the rest."""
     from runtime_skeleton.superopt import tiled
 
     s = split(identity(load_kernel(reduce_kernel("add", "0", "4,6,3", "3", "0,1"))), 2, "k", 1)

@@ -220,9 +220,8 @@ def _loop_first(target: TargetDef, module: Module, option: Tiling | Split) -> bo
     - the contraction is a dot over more than one element that no instruction's dot
       reads in its operand types (an f32 GEMM on AMX): the rules make it outer products,
       one multiply-add per row and contracted element, as many instructions as the loop
-      of those steps would run; phase 1 finds that loop's step in a fraction of a
-      second, and the unrolled program rarely (a 16x64x16 f32 GEMM: no pii graph within
-      20,000 e-nodes)."""
+      of those steps would run: phase 1 maps one step quickly, and the unrolled program
+      outgrows its e-node limit but for the smallest GEMMs."""
     found = contraction(module)
     if found is None:
         return False
@@ -346,9 +345,9 @@ def _direct(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
 
 def _split(target: TargetDef, s: Split, opts: CompileOptions, deadline: float) -> _Found:
     """The reduction loop: prologue, body in its own loop, epilogue. The body comes first,
-    with half of the time (it runs ``trips`` times; each piece stops after its patience,
-    and a prologue given the whole time left the body none), the prologue with half of
-    the rest, the epilogue with the rest."""
+    with half of the time (it runs ``trips`` times, and each piece may use all the time
+    it is given before its patience stops it), the prologue with half of the rest, the
+    epilogue with the rest."""
     res, body = _piece(target, s.body, opts, _half(deadline), (s.var, 1, s.trips))
     _, first = _piece(target, s.prologue, opts, _half(deadline))
     _, last = _piece(target, s.epilogue, opts, deadline)
