@@ -4,6 +4,8 @@ row at a time, and a dot that no instruction's dot reads in its operand types (a
 GEMM on AMX, which the rules make outer products)."""
 import pathlib
 
+import pytest
+
 from generated.amx import TARGET as AMX
 from generated.gemmini import TARGET as GEMMINI
 from runtime_skeleton.compile import CompileOptions, compile_hlo, load_kernel, verify
@@ -43,4 +45,33 @@ def test_an_f32_gemm_on_amx_is_a_loop_of_outer_product_steps():
     res = compile_hlo(AMX, _gemm("f32", "f32", "f32", 16, 64, 16), CompileOptions(timeout=10, deterministic=True))
     assert res.split is not None and res.split.buffer == "zmm"
     assert {"vbroadcastss", "vfmadd231ps"} <= {c.name for c in res.program.flat()}
+    assert verify(AMX, res) == []
+
+
+def _chain(dtype: str, out: str) -> str:
+    return f"""HloModule chain
+ENTRY main {{
+  a = {dtype}[16,16]{{1,0}} parameter(0)
+  b = {dtype}[16,64]{{1,0}} parameter(1)
+  c = {dtype}[64,16]{{1,0}} parameter(2)
+  ab = {out}[16,64]{{1,0}} dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  n = {dtype}[16,64]{{1,0}} convert(ab)
+  ROOT abc = {out}[16,16]{{1,0}} dot(n, c), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}}
+"""
+
+
+def test_a_chain_of_outer_product_contractions_goes_to_its_stages_first():
+    from runtime_skeleton.superopt.driver import _outer_product_chain
+
+    assert _outer_product_chain(AMX, load_kernel(_chain("f32", "f32")))
+    assert not _outer_product_chain(GEMMINI, load_kernel(_chain("s8", "s32")))
+
+
+@pytest.mark.slow
+def test_a_fuzz_kernel_of_two_chained_f32_dots_compiles_in_stages():
+    """dot(dot(a, -b), c) + x on AMX in f32: each stage is a loop nest of outer-product
+    steps; the whole kernel in one nest would compute the first dot again in every step."""
+    res = compile_hlo(AMX, ROOT / "tests/data/kernels/fuzz_amx_97011.hlo", CompileOptions(timeout=10, deterministic=True))
+    assert "stage" in res.describe_loops()
     assert verify(AMX, res) == []

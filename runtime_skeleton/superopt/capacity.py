@@ -11,7 +11,10 @@ work for ``vaddps``, a register row at a time.
 """
 from __future__ import annotations
 
+import math
+
 from ..ir.graph import Instruction, Module
+from ..isel.phase1 import target_facts
 from ..ir.types import TensorType
 from ..target import TargetDef
 from ..target_info import CONTRACTING, DATA_OPS, Op, target_info
@@ -47,3 +50,14 @@ def _ops(module: Module) -> set[Op]:
         if op is not None:
             out.add(op)
     return out
+
+
+def outer_products(target: TargetDef, module: Module, dot: Instruction) -> bool:
+    """Whether ``dot`` (an instruction of ``module``) contracts more than one element and no
+    instruction's dot reads its operand types (f32 on AMX, whose tile dot reads bf16): the
+    rules then make it outer products, one multiply-add per row and contracted element."""
+    comp = module.entry_computation
+    dims = dot.attrs.get("lhs_contracting_dims", ())
+    length = math.prod(comp[dot.operands[0]].tensor_type.shape[d] for d in dims)
+    sig = tuple(comp[o].tensor_type.dtype.name for o in dot.operands) + (dot.type.dtype.name,)
+    return length > 1 and sig not in target_facts(target).dots

@@ -24,6 +24,7 @@ from ..target import TargetDef
 from .blocks import block_plan
 from .outputs import output_plan, parts, several_outputs
 from .sequence import Plan, compile_plan
+from .capacity import outer_products
 from .stages import piece_numbers, piece_plan, reduce_stage_plan, replicated, stage_plan
 from .strip import NotTileable
 from .tiled import MAX_DIRECT_BLOCKS, blocks, compile_tiled
@@ -33,6 +34,9 @@ PIECE_SHARE = 0.75  # of a piece's time, for its straight-line attempt (before l
 # pieces, when it has no stages: loops of row tiles often need most of it (AMX), and a
 # kernel that needs pieces (an accumulator value used twice on Gemmini) compiles in the rest.
 WHOLE_BEFORE_PIECES = 0.75
+# Of the time, what the stages of a chain of outer-product contractions get before the whole
+# kernel is tried (``_outer_product_chain``); each stage needs its own loop nest
+STAGES_FIRST = 0.75
 LARGE_TUPLE_NODES_DIVISOR = 8  # a tuple over MAX_DIRECT_BLOCKS gets this share of phase 1's e-nodes whole
 
 
@@ -49,7 +53,8 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
     the blocks of its root concatenation (superopt.blocks), else its stages in sequence,
     else its pieces (each plan tried gets an even share of the time left). The blocks of a
     root pad come first, with ``direct_share``: its padding rows cut every strip of the
-    whole kernel.
+    whole kernel; so do the stages of a kernel with a dot the rules make outer products,
+    with ``STAGES_FIRST`` (``_outer_product_chain``).
     When the whole kernel compiles only as loops over strips of a broadcast of a computed
     value, each iteration computes that value again: its pieces, which compute it once,
     are then tried in the time left, and the cheaper program is kept."""
@@ -59,11 +64,17 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
         return compile_tiled(target, module, opts, deadline)
     t0 = budget.now()
     why = []
+    first = None
     if plans[0].kind == "block" and module.entry_computation.root_instruction.opcode == "pad":
-        # a pad's padding rows cut every strip of the whole kernel: its blocks come first
+        first = opts.direct_share  # a pad's padding rows cut every strip of the whole kernel: its blocks first
+    elif plans[0].kind == "stage" and _outer_product_chain(target, module):
+        first = STAGES_FIRST
+    if first is not None:
+        progress.decided(f"in {plans[0].kind}s first, until work-second {t0 + first * max(0.0, deadline - t0):.2f}")
         try:
-            return _compile_plan(target, module, plans[0], opts, t0 + opts.direct_share * max(0.0, deadline - t0))
+            return _compile_plan(target, module, plans[0], opts, t0 + first * max(0.0, deadline - t0))
         except CompileError as no:
+            progress.decided(f"in {plans[0].kind}s: none ({no.message})")
             why.append(f"in {plans[0].kind}s: {no.message}")
             plans = plans[1:]
     share = WHOLE_BEFORE_PIECES if plans and plans[0].kind == "piece" else opts.direct_share
@@ -93,6 +104,14 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
     except CompileError:
         return whole
     return pieces if pieces.cost < whole.cost else whole
+
+
+def _outer_product_chain(target: TargetDef, module: Module) -> bool:
+    """Whether a kernel with stages (contractions feeding contractions) has a dot that the
+    rules make outer products (``capacity.outer_products``): the whole kernel is then an
+    unrolled program far beyond phase 1, or a loop nest computing the first contraction
+    again in every step of the second, and its stages are its natural program."""
+    return any(i.opcode == "dot" and outer_products(target, module, i) for i in module.entry_computation.instructions)
 
 
 def _compile_plan(target: TargetDef, module: Module, plan: Plan, opts: CompileOptions,

@@ -35,14 +35,13 @@ from ..errors import ActgenError
 from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
 from ..ir.graph import Module
 from ..ir.types import TensorType
-from ..isel.phase1 import target_facts
 from ..layout import byte_size
 from ..program import Program
 from ..sim.roofline import roofline
 from ..target import TargetDef
 from ..target_info import target_info
 from . import parallel
-from .capacity import combining_buffers, kernel_rows
+from .capacity import combining_buffers, kernel_rows, outer_products
 from .loops import Piece, cheapest_checked, looped_programs
 from .passes import PASS_SECONDS, Stage
 from .reduction import Split, accumulator_buffers, contraction, split
@@ -58,6 +57,10 @@ MAX_DIRECT_BLOCKS = 32  # larger kernels skip the straight-line attempt when the
 # a block's straight-line program took 1-3 work-seconds on Gemmini fuzz kernels whose whole kernel had
 # no pii graph in 5; the cuts, each searched further inside, keep the rest (and, after a success, the patience)
 BLOCKS_SHARE = 0.75
+# Before a success, the first (preferred) option of a search gets this share of the time left, the
+# others but the last half of it: options nest (rows, then columns, then a reduction loop's steps),
+# and halving at every level left the innermost preferred option an eighth
+FIRST_OPTION = 0.75
 
 
 @dataclass(frozen=True)
@@ -225,24 +228,22 @@ def _loop_first(target: TargetDef, module: Module, option: Tiling | Split) -> bo
     found = contraction(module)
     if found is None:
         return False
-    ins, length = found
+    ins, _ = found
     if ins.opcode == "dot":
-        comp = module.entry_computation
-        sig = tuple(comp[o].tensor_type.dtype.name for o in ins.operands) + (ins.type.dtype.name,)
-        return length > 1 and sig not in target_facts(target).dots
+        return outer_products(target, module, ins)
     return isinstance(option, Split) and ins.opcode == "reduce" and \
         option.buffer in combining_buffers(target, module, ins) and kernel_rows(target, module) == 1
 
 
 def _until(options: list, n: int, opts: CompileOptions, now: float, deadline: float) -> float:
-    """Before a success, no option may take more than half of what is left (but the
-    last); a whole kernel's first, straight-line attempt gets ``direct_share``, its natural
-    blocks ``BLOCKS_SHARE``."""
+    """Before a success, the first option gets ``FIRST_OPTION`` of what is left, the others
+    at most half (the last all); a whole kernel's first, straight-line attempt gets
+    ``direct_share``, its natural blocks ``BLOCKS_SHARE``."""
     if options[n] is DIRECT and n == 0:
         return now + opts.direct_share * max(0.0, deadline - now)
     if isinstance(options[n], _Blocks):
         return now + BLOCKS_SHARE * (deadline - now)
-    return deadline if n == len(options) - 1 else now + 0.5 * (deadline - now)
+    return deadline if n == len(options) - 1 else now + (FIRST_OPTION if n == 0 else 0.5) * (deadline - now)
 
 
 def _evaluate(target: TargetDef, ctx: Tiling, option, opts: CompileOptions, until: float, depth: int,
