@@ -75,3 +75,13 @@ def test_a_fuzz_kernel_of_two_chained_f32_dots_compiles_in_stages():
     res = compile_hlo(AMX, ROOT / "tests/data/kernels/fuzz_amx_97011.hlo", CompileOptions(timeout=10, deterministic=True))
     assert "stage" in res.describe_loops()
     assert verify(AMX, res) == []
+
+
+def test_straight_line_code_after_the_loop_still_gets_its_share():
+    """A dot of a broadcast row (all its rows alike) on AMX in f32: its loop comes first,
+    but the straight-line program computes one row and is far cheaper; it gets the share
+    of the time it would have had first, and wins."""
+    kernel = ROOT / "tests/data/kernels/fuzz_amx_98003.hlo"
+    res = compile_hlo(AMX, kernel, CompileOptions(timeout=10, deterministic=True))
+    assert res.split is None and res.tiling is None
+    assert verify(AMX, res) == []

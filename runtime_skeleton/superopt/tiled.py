@@ -173,12 +173,15 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
     best: _Found | None = None
     spent = 0.0  # work-seconds the first successful option took: later ones get patience times that
     direct_error: ActgenError | None = None
+    start = budget.now()
     for n, option in enumerate(options):
         now = budget.now()
         if now >= deadline:
             why.append("the time limit")
             break
         until = _until(options, n, opts, now, deadline) if best is None else min(deadline, now + opts.patience * spent)
+        if option is DIRECT and best is not None and not ctx.loops:  # after a loop that came first, straight-line
+            until = max(until, min(deadline, now + opts.direct_share * (deadline - start)))  # code gets its share
         what = "straight-line" if option is DIRECT else _option_text(option)
         indent = "  " * depth  # the log shows options inside options indented
         # the status line shows the whole kernel's options; the log (-v) every option
@@ -213,7 +216,8 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
 def _loop_first(target: TargetDef, module: Module, option: Tiling | Split) -> bool:
     """Whether the kernel's natural program is a loop over its contraction, so that
     ``option``, the first cut, comes before the straight-line attempt, which then gets
-    ``patience`` times what the loop took and wins if it is found:
+    ``direct_share`` of the search's time (or ``patience`` times what the loop took, if more)
+    and wins if it is found (a dot of a broadcast row has rows all alike):
 
     - ``option`` is a reduce's loop accumulating where an instruction combines
       element-wise, on a kernel whose operators instructions compute a row at a time
