@@ -37,6 +37,8 @@ def test_a_dot_no_instruction_reads_in_its_types_loops_first():
     assert not _loop_first(GEMMINI, s8, _first_cut(GEMMINI, s8))  # Gemmini's dot reads s8
     k3 = load_kernel(ROOT / "examples/kernels/amx_k3.hlo")  # outer products: nothing to loop over
     assert not _loop_first(AMX, k3, _first_cut(AMX, k3))
+    k1 = load_kernel(ROOT / "examples/kernels/amx_k1.hlo")  # an s32 dot of convert(s8) operands: tdpbusd
+    assert not _loop_first(AMX, k1, _first_cut(AMX, k1))
 
 
 def test_an_f32_gemm_on_amx_is_a_loop_of_outer_product_steps():

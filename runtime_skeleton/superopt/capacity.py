@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import math
 
-from ..ir.graph import Instruction, Module
-from ..isel.phase1 import target_facts
+from ..ir.graph import Computation, Instruction, Module
 from ..ir.types import TensorType
+from ..isel.phase1 import target_facts
 from ..target import TargetDef
 from ..target_info import CONTRACTING, DATA_OPS, Op, target_info
 
@@ -54,10 +54,19 @@ def _ops(module: Module) -> set[Op]:
 
 def outer_products(target: TargetDef, module: Module, dot: Instruction) -> bool:
     """Whether ``dot`` (an instruction of ``module``) contracts more than one element and no
-    instruction's dot reads its operand types (f32 on AMX, whose tile dot reads bf16): the
-    rules then make it outer products, one multiply-add per row and contracted element."""
+    instruction's dot reads its operand types, an operand's type before a convert included
+    (as ``isel.pretile`` reads them: AMX's int8 dot reads convert(s8) operands of an s32 dot,
+    but no instruction reads f32, its tile dot reading bf16): the rules then make it outer
+    products, one multiply-add per row and contracted element."""
     comp = module.entry_computation
     dims = dot.attrs.get("lhs_contracting_dims", ())
     length = math.prod(comp[dot.operands[0]].tensor_type.shape[d] for d in dims)
-    sig = tuple(comp[o].tensor_type.dtype.name for o in dot.operands) + (dot.type.dtype.name,)
-    return length > 1 and sig not in target_facts(target).dots
+    lhs, rhs = (_read_dtypes(comp, comp[o]) for o in dot.operands[:2])
+    dots, r = target_facts(target).dots, dot.type.dtype.name
+    return length > 1 and not any((x, y, r) in dots for x in lhs for y in rhs)
+
+
+def _read_dtypes(comp: Computation, ins: Instruction) -> set[str]:
+    """The dtypes ``ins`` holds its value in: its own, and its operand's before a convert."""
+    own = {ins.tensor_type.dtype.name}
+    return own | {comp[ins.operands[0]].tensor_type.dtype.name} if ins.opcode == "convert" else own
