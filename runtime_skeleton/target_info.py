@@ -22,7 +22,7 @@ from .ir.types import TensorType
 from .target import TargetDef
 
 # operators that move or rearrange data: what computes a kernel is the rest
-DATA_OPS = DATA_MOVEMENT | PLUMBING - {"call"} | {"constant", "iota", "convert"}
+DATA_OPS = DATA_MOVEMENT | (PLUMBING - {"call"}) | {"constant", "iota", "convert"}
 CONTRACTING = CONTRACTIONS | {"reduce"}
 
 Op = tuple[str, str, bool]  # (operator, result element type, element-wise: no operand is a contraction's)

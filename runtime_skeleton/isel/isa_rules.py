@@ -55,7 +55,6 @@ from .terms import PII_PREFIX, UNDEF, Class, ENode, Term, View
 from .unread import unread_parameters
 
 MAX_MATCHES = 32  # bindings tried per (instruction, class); enough for DAG-shaped patterns
-VIEW_OPS = VIEWS
 MAX_CLOSURE = 24  # classes in a view closure (the e-class first, then breadth first)
 WATCH_DEPTH = 2  # a pattern reads its operands' nodes and theirs: match again when those classes grow
 _Z3 = Z3Algebra()
@@ -214,7 +213,7 @@ def _match(p: Pattern, i: int, c: ClassId, view: View, m: _Match) -> Iterator[_M
         if m.nodes[i] == c:
             yield m
         return
-    if pn.op in VIEW_OPS and pn.param is None:
+    if pn.op in VIEWS and pn.param is None:
         yield from _match_view(p, i, c, view, m)
         return
     for skip in _identity_skips(p, pn):
@@ -340,7 +339,7 @@ def _leading_slice_of_parameter(p: Pattern, j: int) -> tuple[int, ...] | None:
         return None
     chain = (j,)
     k = pn.children[0]
-    while p.users[k] == 1 and p.nodes[k].param is None and p.nodes[k].op in VIEW_OPS:
+    while p.users[k] == 1 and p.nodes[k].param is None and p.nodes[k].op in VIEWS:
         chain += (k,)
         k = p.nodes[k].children[0]
     q = p.nodes[k]
@@ -366,7 +365,7 @@ def _view_ends(p: Pattern, i: int) -> list[tuple[int, tuple, tuple[int, ...]]]:
         pn = p.nodes[k]
         if p.users[k] > 1:
             out.append((k, facts, passed))
-        elif pn.op in VIEW_OPS and pn.param is None:
+        elif pn.op in VIEWS and pn.param is None:
             walk(pn.children[0], facts, passed + (k,))
         else:
             out.append((k, facts, passed))
@@ -389,7 +388,7 @@ def _rows(shape: tuple) -> Any:
     return None if d is None else shape[d]
 
 
-_DATA_OPS = VIEW_OPS | {"slice", "concatenate", "copy"}
+_DATA_OPS = VIEWS | {"slice", "concatenate", "copy"}
 
 
 def _view_source(view: View, closure: list[ClassId], end: PNode, p: Pattern) -> tuple[ClassId, Any] | None:
@@ -450,7 +449,7 @@ def view_closure(view: View, c: ClassId) -> list[ClassId]:
         out, seen, k = [c], {c}, 0
         while k < len(out) and len(out) < MAX_CLOSURE:
             for n in view.nodes(out[k]):
-                x = n.children[0] if n.op in VIEW_OPS else None
+                x = n.children[0] if n.op in VIEWS else None
                 if x is not None and x not in seen and not view.type(x).dtype.is_pred:
                     seen.add(x)
                     out.append(x)
@@ -509,7 +508,7 @@ def _zero_skips_of(p: Pattern, i: int) -> list[tuple[int, int, tuple[int, ...]]]
     for x, y in ((pn.children[0], pn.children[1]), (pn.children[1], pn.children[0])):
         chain: list[int] = []
         k = x
-        while p.users[k] == 1 and p.nodes[k].param is None and p.nodes[k].op in VIEW_OPS | {"slice"}:
+        while p.users[k] == 1 and p.nodes[k].param is None and p.nodes[k].op in VIEWS | {"slice"}:
             chain.append(k)
             k = p.nodes[k].children[0]
         if p.users[k] == 1 and p.nodes[k].param is not None and p.nodes[k].param == p.ins.alias:
@@ -662,7 +661,7 @@ def leading_rows_rule(target: TargetDef, p: Pattern) -> Rule | None:
     with rows = 8). None for an instruction whose result is not so."""
     root = p.nodes[p.root]
     k = p.root
-    while p.nodes[k].op in VIEW_OPS and p.nodes[k].param is None:
+    while p.nodes[k].op in VIEWS and p.nodes[k].param is None:
         k = p.nodes[k].children[0]
     cat = p.nodes[k]
     buf = target.buffers[p.ins.output.buffer]
@@ -731,8 +730,8 @@ def root_ops(p: Pattern) -> frozenset[str]:
         if pn.param is not None:
             return frozenset({ANY})
         ops.add(pn.op)
-        if pn.op in VIEW_OPS:  # matched modulo views: any view node leads into the closure
-            ops |= VIEW_OPS
+        if pn.op in VIEWS:  # matched modulo views: any view node leads into the closure
+            ops |= VIEWS
         stack.extend(skip.child for skip in _identity_skips(p, pn))
     return frozenset(ops)
 

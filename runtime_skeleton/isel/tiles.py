@@ -59,7 +59,7 @@ Extents = tuple[float, ...]  # per dimension, innermost last; math.inf where α 
 # (op, dtype) -> (extents, contraction, on_dot): on_dot where the instruction computes an operand
 # with a dot (an accumulating add), looking through views and converts
 Tiles = dict[tuple[str, str], frozenset[tuple[Extents, float, bool]]]
-PASS_THROUGH = DATA_MOVEMENT - {"reverse"} | {"convert"}
+PASS_THROUGH = (DATA_MOVEMENT - {"reverse"}) | {"convert"}
 MAX_PIECES = 1024  # a larger cut is left to the halving splits
 MAX_OUTER_PRODUCTS = 4 * MAX_PIECES  # AMX gemm_f32, f32[32, 64] x f32[64, 32], is 4096
 

@@ -22,9 +22,9 @@ from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
 from ..ir.graph import Module
 from ..target import TargetDef
 from .blocks import block_plan
+from .capacity import outer_products
 from .outputs import output_plan, parts, several_outputs
 from .sequence import Plan, compile_plan
-from .capacity import outer_products
 from .stages import piece_numbers, piece_plan, reduce_stage_plan, replicated, stage_plan
 from .strip import NotTileable
 from .tiled import MAX_DIRECT_BLOCKS, blocks, compile_tiled

@@ -33,7 +33,6 @@ from .reduction import chained
 from .sequence import Part, Plan
 
 
-
 def stage_numbers(comp: Computation, contractions: frozenset[str] = CONTRACTIONS) -> dict[str, int]:
     """Stage (1, 2, ...) of each instruction the root depends on; parameters and
     instructions that read no parameter have none (every stage may read them)."""

@@ -43,7 +43,6 @@ OUTPUT = -1  # Placement.source of a tile kernel parameter that is the output's 
 Label = tuple[int, bool] | None  # (strip dimension, reversed tile order), or None: the whole value
 
 
-
 class NotTileable(ActgenError):
     """The kernel cannot be cut into independent tiles this way; the message says why."""
 
