@@ -1070,7 +1070,8 @@ def test_split_recursion_reaches_aligned_tiles():
 def test_saturation_stops_at_its_deadline_within_a_class():
     """The deadline is checked per e-node: one class whose nodes each take long to match
     (an instruction's pattern solved by z3 at each) no longer runs past it. The deadline is
-    on the work clock: ten rule applications' worth stops the class after ten of its 40."""
+    on the work clock: ten rule applications' worth (past what the flush after the class
+    will cost) stops the class after ten of its 40."""
     from runtime_skeleton import budget
     from runtime_skeleton.isel.rules import rule
 
@@ -1090,7 +1091,8 @@ def test_saturation_stops_at_its_deadline_within_a_class():
         tried.append(n)
         return ()
 
-    stats = run_rules(eg, [slow], iterations=1, max_nodes=10_000, deadline=budget.after(9.5 * budget.COST["apply"]))
+    deadline = budget.after(eg.flush_cost() + 9.5 * budget.COST["apply"])
+    stats = run_rules(eg, [slow], iterations=1, max_nodes=10_000, deadline=deadline)
     assert len(tried) == 10 and not stats.saturated
 
 

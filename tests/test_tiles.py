@@ -148,3 +148,25 @@ def test_a_converted_dot_operand_is_cut_by_the_dot_not_by_itself():
     c = eg.class_of(refs[cx])
     assert not list(rule.apply(view, c, view.find(c, "convert")[0]))
     assert fire(rule, cx)  # the same convert, not a dot's operand
+
+
+@pytest.mark.parametrize("limit", ["nodes", "deadline", "none"])
+def test_a_cut_the_e_graph_has_no_room_for_is_not_made(limit):
+    """One rewrite may build thousands of pieces (a 64x64x16 f32 dot is 4096 outer
+    products): a cut past the e-nodes the e-graph may still take, or past what the time
+    left can send to egglog, is left to the halving splits; the rest are made."""
+    from runtime_skeleton import budget
+    from runtime_skeleton.isel.rules import run_rules
+
+    eg = TensorEGraph()
+    root = eg.add(op("add", P(0, "f32", 16, 32), P(1, "f32", 16, 32)))
+    eg.flush()
+    before = eg.view.node_count()
+    max_nodes = before + 40 if limit == "nodes" else 10_000
+    deadline = None
+    if limit == "deadline":  # time for the flush and 40 more e-nodes
+        deadline = budget.after(eg.flush_cost() + budget.COST["apply"] + 40 * budget.COST["node"])
+    run_rules(eg, [tile_split_rule(tiles_of("amx"))], iterations=1, max_nodes=max_nodes, deadline=deadline)
+    cuts = [n for n in eg.view.nodes(eg.class_of(root)) if n.op == "concatenate"]
+    added = eg.view.node_count() - before
+    assert (len(cuts), added > 40) == ((1, True) if limit == "none" else (0, False))

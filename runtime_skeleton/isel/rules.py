@@ -148,7 +148,7 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
             for j, n in enumerate(nodes):
                 # checked per node: the patterns of one large class can take seconds
                 capped = work_cap is not None and before[0] + eg.pending > work_cap
-                if capped or (deadline is not None and budget.now() > deadline):
+                if capped or (deadline is not None and budget.now() + eg.flush_cost() > deadline):
                     out_of_time, stats.capped = True, capped
                     break
                 signatures: dict[int, tuple] = {}  # per depth: shared by the rules watching that deep
@@ -164,6 +164,9 @@ def run_rules(eg: TensorEGraph, rules: list[Rule], *, iterations: int, max_nodes
                         continue
                     eg.fired.add(key)
                     budget.spend("apply")
+                    view.room = max_nodes - (before[0] + eg.pending)
+                    if deadline is not None:  # and what sending them to egglog costs in time
+                        view.room = min(view.room, (deadline - budget.now() - eg.flush_cost()) / budget.COST["node"])
                     for t in r.apply(view, c, n):
                         if admit is not None and not admit(view, t):
                             continue

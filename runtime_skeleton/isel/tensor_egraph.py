@@ -84,6 +84,11 @@ class TensorEGraph:
         """Nodes added since the last flush (some may turn out to be there already)."""
         return len(self._pending)
 
+    def flush_cost(self) -> float:
+        """Work-seconds the next ``flush`` will spend (sending the pending nodes, reading the
+        snapshot back): a deadline checked before it must allow for them."""
+        return budget.COST["node"] * self.pending + budget.COST["snapshot"] * (self.view.node_count() + self.pending)
+
     def union(self, c: ClassId, term: Term | Class) -> None:
         ref, k = self._add(term, {})
         if k != c:

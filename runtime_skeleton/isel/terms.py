@@ -10,6 +10,8 @@ can read any operand's shape. Operators are HLO opcodes, plus:
 """
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,6 +95,11 @@ class View:
         self._dot_operands: frozenset[ClassId] | None = None
         self._moved: frozenset[ClassId] | None = None
         self._constants: frozenset[ClassId] | None = None
+        self._node_count: int | None = None
+        # e-nodes a rewrite may still add before the e-graph passes its node limit: run_rules
+        # sets it before each rule application, for rules whose one result can be thousands of
+        # terms (tiles.tile_split); inf outside run_rules
+        self.room = math.inf
 
     def __iter__(self) -> Iterator[ClassId]:
         return iter(self._classes)
@@ -111,7 +118,9 @@ class View:
 
     def node_count(self) -> int:
         """E-nodes in all classes."""
-        return sum(len(ns) for ns in self._classes.values())
+        if self._node_count is None:
+            self._node_count = sum(len(ns) for ns in self._classes.values())
+        return self._node_count
 
     def dot_operands(self) -> frozenset[ClassId]:
         """Classes some dot node takes as an operand."""

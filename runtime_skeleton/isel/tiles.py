@@ -53,7 +53,7 @@ from ..ir.ops import DATA_MOVEMENT, ELEMENTWISE
 from .axioms import Arg, Make, dot_dims, free_dims, kids, unbatched_dot
 from .isa_rules import Pattern
 from .rules import Rule, rule
-from .terms import ENode, View
+from .terms import ENode, Term, View
 
 Extents = tuple[float, ...]  # per dimension, innermost last; math.inf where α has no bound
 # (op, dtype) -> (extents, contraction, on_dot): on_dot where the instruction computes an operand
@@ -183,10 +183,36 @@ def tile_split_rule(tiles: Tiles, dots: frozenset[tuple[str, str, str]] = frozen
         if any(tile == node.type.shape and k is None for tile, k in cuts):
             return  # some instruction computes it whole
         for tile, k in cuts:
-            if math.prod(-(-n // t) for n, t in zip(node.type.shape, tile)) * (k[1] if k else 1) <= limit:
-                yield _split(mk, node, tile, k)
+            pieces = math.prod(-(-n // t) for n, t in zip(node.type.shape, tile)) * (k[1] if k else 1)
+            if pieces <= min(limit, view.room):  # each piece adds an e-node at least
+                try:
+                    yield _split(_Bounded(view, view.room), node, tile, k)
+                except _PastRoom:
+                    pass  # the e-graph could not hold this cut: the halving splits remain
 
     return tile_split
+
+
+class _PastRoom(Exception):
+    pass
+
+
+class _Bounded(Make):
+    """``Make`` that gives up (``_PastRoom``) past ``room`` terms: a cut of thousands of
+    pieces (a 64x64x16 f32 dot is 4096 outer products) built whole, only for the e-graph
+    to pass its node limit in that one rewrite, took seconds past the deadline, which is
+    checked between rewrites. Terms built bound the e-nodes added from above (a shared
+    slice built twice is one e-node)."""
+
+    def __init__(self, view: View, room: float):
+        super().__init__(view)
+        self.left = room
+
+    def op(self, *args, **kwargs) -> Term:  # noqa: ANN002, ANN003
+        self.left -= 1
+        if self.left < 0:
+            raise _PastRoom
+        return super().op(*args, **kwargs)
 
 
 def _cuts(tiles: Tiles, mk: Make, node: ENode) -> list[tuple[tuple[int, ...], tuple[int, int] | None]]:
