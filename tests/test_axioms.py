@@ -363,6 +363,13 @@ def _():
             tr(bcast(P(0, "f32", 3, 2), 3, 5, 2, dims=(0, 2)), 2, 1, 0)]
 
 
+@cases("broadcast-elementwise")
+def _():
+    return [bcast(op("negate", P(0, "f32", 1, 1)), 1, 16, dims=(0, 1)),
+            bcast(op("add", P(0, "s32"), P(1, "s32")), 3, 4),
+            bcast(op("clamp", P(1, "f32"), P(0, "f32", 1), P(2, "f32")), 4, 16, dims=(1,))]
+
+
 @cases("reshape-broadcast-scalar")
 def _():
     return [rs(bcast(P(0, "f32"), 4, 6), 24), rs(bcast(P(0, "s32"), 2, 3), 3, 2), rs(bcast(P(0, "bf16"), 8), 2, 2, 2)]

@@ -882,6 +882,22 @@ def broadcast_squeeze(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     yield mk.broadcast(mk.reshape(Class(x), [shape[i] for i in keep]), node.type.shape, [dims[i] for i in keep])
 
 
+@axiom("broadcast-elementwise", {"broadcast"}, ELEMENTWISE | {"broadcast"}, watch_operands=1)
+def broadcast_elementwise(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """broadcast(op(x, y)) = op(broadcast(x), broadcast(y)) for elementwise op, when op's
+    value is one element (scalar clamp bounds stay as they are): a vector instruction
+    computes on a broadcast scalar in one step, as it would on the scalar, and the scalar
+    need not go through memory to be broadcast (a scalar computed in a vector register
+    reaches vbroadcastss only by a store and a reload)."""
+    if view.type(node.children[0]).size != 1:
+        return
+    mk = Make(view)
+    shape, dims = node.type.shape, node.attrs["dimensions"]
+    for e in (n for n in view.nodes(node.children[0]) if n.op in ELEMENTWISE):
+        yield mk.like(e, [mk.broadcast(Class(k), shape, dims) if view.type(k).rank == e.type.rank else Class(k)
+                          for k in e.children])
+
+
 @axiom("broadcast-as-reshape", {"broadcast"}, {"reshape"})
 def broadcast_as_reshape(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """broadcast(x, dims) that only adds size-1 dimensions (dims increasing) = reshape(x)."""

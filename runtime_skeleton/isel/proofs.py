@@ -27,7 +27,7 @@ concat-binarize, pad-noop, slice-pad, reverse-reverse, reverse-noop,
 slice-transpose, slice-broadcast, transpose-transpose, transpose-noop,
 broadcast-noop, broadcast-broadcast, broadcast-as-concat (the step of an induction on the
 copies: one row, then the rest), transpose-broadcast,
-transpose-elementwise, slice-elementwise, reshape-elementwise (2-D to 1-D), vector-as-row,
+transpose-elementwise, slice-elementwise, reshape-elementwise (2-D to 1-D), broadcast-elementwise, vector-as-row,
 every ``<op>-split``, add-comm, multiply-comm, maximum-comm, minimum-comm,
 and-comm, or-comm, xor-comm, maximum-idem, minimum-idem, maximum-absorb, minimum-absorb, maximum-as-clamp,
 minimum-as-clamp, clamp-as-minmax, clamp-clamp, subtract-as-add-negate, negate-negate,
@@ -532,6 +532,23 @@ def _transpose_elementwise() -> list[z3.BoolRef]:
         f = _pointwise(2)
         rhs = elementwise(f, transpose(x, perm), transpose(y, perm))
         claims.append(same(transpose(elementwise(f, x, y), perm), rhs, fx + fy))
+    return claims
+
+
+@proves("broadcast-elementwise")
+def _broadcast_elementwise() -> list[z3.BoolRef]:
+    """For operands of any shape (the rule takes one-element ones), rank 1 or 2 into rank
+    2 or 3 at every choice of dimensions, a clamp-like scalar operand kept as it is."""
+    claims = []
+    for r in (1, 2):
+        for dims in itertools.combinations(range(r + 1), r):
+            x, fx = tensor("x", r)
+            y, fy = tensor("y", r, x.shape)
+            f, lo = _pointwise(3), scalar("lo")
+            out = ints("o", r + 1)
+            pre = fx + fy + [d >= 1 for d in out] + [broadcast_ok(x, out, dims)]
+            rhs = elementwise(f, lo, broadcast(x, out, dims), broadcast(y, out, dims))
+            claims.append(same(broadcast(elementwise(f, lo, x, y), out, dims), rhs, pre))
     return claims
 
 
