@@ -2,6 +2,8 @@
 loops: the pieces that let a GEMM of any size compile into loop nests."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -82,6 +84,66 @@ def test_split_pieces_compute_the_kernel():
     (got,) = evaluate(s.epilogue.tile, [acc])
     np.testing.assert_array_equal(got, evaluate(module, x)[0])
     assert [p.terms for p in s.body.inputs[1:]] == [(("k", 16),), (("k", 256),)]  # A: 16 bytes, B: 16 rows
+
+
+@pytest.mark.parametrize("kernel", ["dot", "max"])
+def test_the_start_value_and_the_body_from_step_0_compute_the_kernel(kernel):
+    """``Split.start`` puts out the accumulator before any step (a dot's 0, a reduce's
+    constant init); the body then runs for every step, the prologue's included."""
+    if kernel == "dot":
+        module = load_kernel(gemm(16, 64, 16))
+    else:
+        module = load_kernel(reduce_kernel("maximum", "-inf", "4,6,3", "3", "0,1"))
+    s = split(identity(module), 16 if kernel == "dot" else 2, "k")
+    x = random_inputs(module.parameter_types, 0)
+    (acc,) = evaluate(s.start.tile, [])
+    for k in range(s.trips):
+        if kernel == "dot":
+            a, b = x
+            acc = evaluate(s.body.tile, [acc, a[:, 16 * k:16 * k + 16], b[16 * k:16 * k + 16]])[0]
+        else:
+            acc = evaluate(s.body.tile, [acc, x[0][:, 2 * k:2 * k + 2]])[0]
+    (got,) = evaluate(s.epilogue.tile, [acc])
+    np.testing.assert_array_equal(got, evaluate(module, x)[0])
+
+
+def test_a_reduce_with_a_computed_init_has_no_start_value():
+    module = load_kernel("""HloModule r
+red {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] maximum(a, b)
+}
+ENTRY main {
+  x = f32[4,6] parameter(0)
+  z = f32[] parameter(1)
+  ROOT r = f32[4] reduce(x, z), dimensions={1}, to_apply=red
+}
+""")
+    assert split(identity(module), 2, "k").start is None
+
+
+def test_a_prologue_not_found_gives_way_to_the_start_value(monkeypatch):
+    """When the prologue does not map, the accumulator starts at 0 and the body runs from
+    step 0: the program still verifies (an f32 GEMM row on AMX)."""
+    import generated.amx as amx
+    from runtime_skeleton.direct import CompileError
+    from runtime_skeleton.superopt import tiled
+
+    hlo = gemm(1, 64, 16).replace("s8[", "f32[").replace("s32[", "f32[")
+    module = load_kernel(hlo)
+    s = split(identity(module), 1, "k").on("zmm")
+    piece = tiled._piece
+
+    def no_prologue(target, tiling, *rest):  # noqa: ANN001, ANN202
+        if tiling is s.prologue:
+            raise CompileError("no prologue (the test)")
+        return piece(target, tiling, *rest)
+
+    monkeypatch.setattr(tiled, "_piece", no_prologue)
+    found = tiled._split(amx.TARGET, s, CompileOptions(deterministic=True), budget.after(20))
+    res = dataclasses.replace(found.tile, program=found.program, module=module)
+    assert verify(amx.TARGET, res, seeds=(0, 1)) == []
 
 
 def reduce_kernel(op: str, init: str, x: str, out: str, dims: str, dtype: str = "f32") -> str:

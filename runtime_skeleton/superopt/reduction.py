@@ -43,6 +43,10 @@ class Split:
     prologue: Tiling
     body: Tiling  # runs for var = 1 .. trips - 1
     epilogue: Tiling
+    # the accumulator's first value without a step: the combine's identity (a dot's 0, a
+    # reduce's constant init), after which the body runs for var = 0 .. trips - 1; None
+    # when the init is computed
+    start: Tiling | None = None
 
     def on(self, buffer: str) -> Split:
         """The split with the accumulator in ``buffer``."""
@@ -50,6 +54,7 @@ class Split:
             return replace(t, tile=replace(t.tile, resident=resident))
 
         return replace(self, prologue=put(self.prologue, ((OUTPUT, buffer),)),
+                       start=None if self.start is None else put(self.start, ((OUTPUT, buffer),)),
                        body=put(self.body, ((0, buffer), (OUTPUT, buffer))),
                        epilogue=put(self.epilogue, ((0, buffer),)))
 
@@ -173,7 +178,23 @@ def split(outer: Tiling, t: int, var: str, row: int = 1) -> Split:
     total = Instruction(f"{op.name}.sum", combine(module, op), acc_type, (acc.name, parts[-1].name))
     body = piece([acc] + shifted + parts + [total], total.name, (None,) + places)
     return Split(var, k // t, prologue, replace(body, loops=body.loops + ((var, k // t),)),
-                 _epilogue(outer, op, acc, piece))
+                 _epilogue(outer, op, acc, piece), _start(comp, op, acc_type, piece))
+
+
+def _start(comp: Computation, op: Instruction, acc_type: TensorType, piece) -> Tiling | None:  # noqa: ANN001
+    """The kernel putting out the accumulator's value before any step: a dot's 0, a
+    reduce's init (the combine's identity for add and multiply, any value for the
+    idempotent ones) where it is a constant; None where it is computed."""
+    dt = acc_type.dtype
+    if op.opcode == "dot":
+        literal = zero_literal(dt)
+    elif comp[op.operands[1]].opcode == "constant":
+        literal = comp[op.operands[1]].attrs["literal"]
+    else:
+        return None
+    init = Instruction(f"{op.name}.init", "constant", TensorType(dt, ()), (), {"literal": literal})
+    fill = Instruction(f"{op.name}.start", "broadcast", acc_type, (init.name,), {"dimensions": ()})
+    return piece([init, fill], fill.name, ())
 
 
 def _epilogue(outer: Tiling, op: Instruction, acc: Instruction, piece) -> Tiling:  # noqa: ANN001

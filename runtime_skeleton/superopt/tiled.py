@@ -352,9 +352,17 @@ def _split(target: TargetDef, s: Split, opts: CompileOptions, deadline: float) -
     """The reduction loop: prologue, body in its own loop, epilogue. The body comes first,
     with half of the time (it runs ``trips`` times, and each piece may use all the time
     it is given before its patience stops it), the prologue with half of the rest, the
-    epilogue with the rest."""
+    epilogue with the rest. A prologue not found gives way to the accumulator's start
+    value (``Split.start``) with the body run once more: the prologue is the body's first
+    step, but without an accumulator to add to, and it may map no sooner than the body."""
     res, body = _piece(target, s.body, opts, _half(deadline), (s.var, 1, s.trips))
-    _, first = _piece(target, s.prologue, opts, _half(deadline))
+    try:
+        _, first = _piece(target, s.prologue, opts, _half(deadline))
+    except CompileError:
+        if s.start is None:
+            raise
+        _, first = _piece(target, s.start, opts, _half(deadline))
+        body = dataclasses.replace(body, loop=(s.var, 0, s.trips))
     _, last = _piece(target, s.epilogue, opts, deadline)
     prog, cost, stages = _whole(target, s.epilogue, [first, body, last], opts)
     return _Found(s.epilogue, res, prog, cost, s, stages)
