@@ -48,3 +48,25 @@ def test_a_fuzz_kernel_whose_whole_e_graph_is_too_large_compiles_block_by_block(
                       CompileOptions(timeout=10, deterministic=True))
     assert verify(GEMMINI, res) == []
     assert "b0<2 x b1<2 over tiles s32[16,16]" in res.describe_loops()
+
+
+def test_an_element_wise_kernel_is_cut_into_rows_before_columns():
+    """A column of an f32[32, 64] kernel is 32 rows' worth of single elements, though it
+    measures two vector registers in bytes: the first cut of the loop nest keeps whole
+    rows (AMX fuzz 99007, a vector chain broadcast along 32 rows, had gone to [1, 1] tiles
+    and compiled none of them in its share)."""
+    from runtime_skeleton.superopt.tiled import _options, _preferred
+
+    module = load_kernel("""HloModule k
+ENTRY main {
+  v = f32[64]{0} parameter(0)
+  w = f32[64]{0} parameter(1)
+  x = f32[32,64]{1,0} parameter(2)
+  s = f32[64]{0} subtract(v, w)
+  b = f32[32,64]{1,0} broadcast(s), dimensions={1}
+  ROOT y = f32[32,64]{1,0} add(x, b)
+}
+""")
+    options, _ = _options(AMX, identity(module), 0)
+    first = _preferred(AMX, module, options)[0]
+    assert first.tile.result_type.shape == (1, 64)

@@ -494,7 +494,9 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
         largest = max(i.type.nbytes for i in tile.entry_computation if isinstance(i.type, TensorType))
         d, _, t = option.dims[-1]
         dist = block(tile.result_type.shape, None)  # its contraction can still be split below
-        if k_full is None:  # element-wise work: a row at a time is natural too
+        width = tile.result_type.shape[-1] if tile.result_type.rank else 1
+        partial = width < root.shape[-1] and width * root.dtype.nbytes < row  # each of its rows part of one
+        if k_full is None and not partial:  # element-wise work: a row at a time is natural too
             dist = min(dist, abs(math.log2(max(largest, 1) / row)))
         return (dist, 0, order.index(d), t, "")
 
