@@ -800,11 +800,17 @@ def reshape_elementwise(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
 def concat_zero_elementwise(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """concat(op(x, y), 0) = op(concat(x, 0), concat(y, 0)), zeros on either side, for an
     elementwise op with op(0, 0) = 0 bit for bit (add, multiply, maximum, convert; not
-    divide, nor negate: -0): how a register holding fewer lanes than it has computes."""
+    divide, nor negate: -0): how a register holding fewer lanes than it has computes. Along
+    the innermost dimension only: padded with zero rows (a [1, 64] row to a 16-row tile),
+    every elementwise op of a vector kernel got a 16-row copy that only the tiling cut back
+    into rows (AMX K5's f32 chain, one register row: 11.9k e-nodes before its program, 2.4k
+    without them); instructions that take fewer rows say so by their own attributes."""
     if len(node.children) != 2:
         return
     mk = Make(view)
     d = node.attrs["dimensions"][0]
+    if d != node.type.rank - 1:
+        return
     for k in (0, 1):
         zero = splat(view, node.children[1 - k])
         if not is_zero(zero, negative=False):
