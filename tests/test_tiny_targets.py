@@ -138,9 +138,12 @@ def test_vec_computes_several_registers(vec, hlo, op, rows):
 
 
 def test_vec_computes_more_than_its_registers_hold(vec):
+    """16 rows through 8 registers; each row's difference a vsub or a vneg and a vadd (in
+    a loop over two rows a step, one of each is the cheaper schedule)."""
     res = _compiled(vec, SUB_MAX_16X16)
     ops = _ops(res)
-    assert ops["vsub"] == ops["vmax"] == ops["vst"] == 16 and ops["vld"] == 48
+    assert ops["vmax"] == ops["vst"] == 16 and ops["vld"] == 48
+    assert ops["vsub"] + ops["vadd"] == 16 and ops["vneg"] == ops["vadd"]
 
 
 POPCNT_16 = """HloModule popcnt_16
