@@ -180,3 +180,28 @@ def test_a_broadcast_value_ends_a_piece():
     assert replicated(comp) == {"t"}
     assert piece_numbers(comp) == {"s": 1, "t": 1, "wide": 2, "pb": 2, "r": 2}
 
+
+
+def test_each_part_gets_a_first_program_before_any_is_improved():
+    """compile_plan compiles every part to its first program (no patience), then each again
+    with the patience in the time left, and keeps the cheaper: a part found early no longer
+    spends its whole share improving while a later one runs out of time."""
+    import dataclasses
+
+    module = load_kernel(two_layers(16, 32, 32, 16))
+    plan = stage_plan(module)
+    calls, firsts = [], {}
+
+    def one(target, kernel, opts, deadline):  # noqa: ANN001, ANN202
+        part = next(k for k, p in enumerate(plan.parts) if p.module == kernel)
+        calls.append((part, opts.patience))
+        res = compile_stage(target, kernel, opts, deadline)
+        if opts.patience == 0:
+            firsts[part] = res.cost
+            return res
+        return dataclasses.replace(res, cost=firsts[part] + (-1 if part == 0 else 1))  # 0 improves, 1 does not
+
+    res = compile_plan(GEMMINI, module, plan, one, CompileOptions(deterministic=True), budget.after(120))
+    assert calls == [(0, 0.0), (1, 0.0), (0, 2.0), (1, 2.0)]
+    assert [p.cost for p in res.parts] == [firsts[0] - 1, firsts[1]]
+    assert verify(GEMMINI, res) == []

@@ -59,19 +59,25 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
     kernels left: a part equal to an earlier one, its name aside, reuses its program), the
     programs in sequence. A part that fails is tried again after the others, with the time
     they left shared among the parts that failed: an output that needs more than its share
-    gets what the quick ones did not use."""
+    gets what the quick ones did not use.
+
+    Every part is first compiled to its first program (no patience: a part that found one
+    stops, where it used to spend the rest of its share improving it while a later part
+    ran out of time); then, with the time left, each part again with the patience, the
+    cheaper program kept."""
     t0 = time.perf_counter()
     kernels = [replace(part.module, name=plan.kind) for part in plan.parts]
     same = [kernels.index(m) for m in kernels]  # equal kernels compile once: each part's first equal
     distinct = [k for k, j in enumerate(same) if j == k]
     done: dict[int, CompileResult] = {}
     failed: dict[int, tuple[ActgenError, float]] = {}  # part -> its error, and the time it had
+    first = replace(opts, patience=0.0)
     for n, k in enumerate(distinct):
         now = budget.now()
         share = (deadline - now) / (len(distinct) - n)
         progress.note(f"{plan.kind} {n + 1} of {len(distinct)}")
         try:
-            done[k] = compile_one(target, plan.parts[k].module, opts, now + share)
+            done[k] = compile_one(target, plan.parts[k].module, first, now + share)
         except ActgenError as err:
             failed[k] = (err, share)
     for n, k in enumerate(sorted(failed)):
@@ -81,9 +87,19 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
         if share <= had:
             raise CompileError(f"{plan.kind} {k}: {err.message}", err.loc, getattr(err, "refusal", None)) from None
         try:
-            done[k] = compile_one(target, plan.parts[k].module, opts, now + share)
+            done[k] = compile_one(target, plan.parts[k].module, first, now + share)
         except ActgenError as again:
             raise CompileError(f"{plan.kind} {k}: {again.message}", again.loc, getattr(again, "refusal", None)) from None
+    if opts.patience > 0:
+        for n, k in enumerate(distinct):
+            now = budget.now()
+            progress.note(f"{plan.kind} {n + 1} of {len(distinct)}, improved")
+            try:
+                better = compile_one(target, plan.parts[k].module, opts, now + (deadline - now) / (len(distinct) - n))
+            except ActgenError:
+                continue
+            if better.cost < done[k].cost:
+                done[k] = better
     results = [done[j] for j in same]
     try:
         prog = sequenced(target, plan, [r.program for r in results])
@@ -92,8 +108,8 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
         raise CompileError(err.message) from None
     stats = summed([done[k].stats for k in distinct])
     stats.seconds = time.perf_counter() - t0
-    first = results[0]
-    return CompileResult(prog, opts.cost(target, prog), first.pii_graph, first.allocation, stats, module,
+    head = results[0]
+    return CompileResult(prog, opts.cost(target, prog), head.pii_graph, head.allocation, stats, module,
                          parts=tuple(results), part_kind=plan.kind)
 
 
