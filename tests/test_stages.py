@@ -118,13 +118,6 @@ def test_a_stage_that_does_not_compile_is_named():
         compile_module(GEMMINI, load_kernel(text), CompileOptions(timeout=8))
 
 
-@pytest.mark.slow
-def test_compile_falls_back_to_stages():
-    """The whole two-layer kernel gets no program in its share of the time; its stages do."""
-    res = compile_module(GEMMINI, load_kernel(two_layers(64, 64, 32, 16)), CompileOptions(timeout=60))
-    assert res.part_kind == "stage" and verify(GEMMINI, res) == []
-
-
 REUSE = """HloModule reuse
 ENTRY main {
   a = s8[16,16]{1,0} parameter(0)
