@@ -11,7 +11,6 @@ can read any operand's shape. Operators are HLO opcodes, plus:
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any

@@ -180,9 +180,10 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
             why.append("the time limit")
             break
         until = _until(options, n, opts, now, deadline) if best is None else min(deadline, now + opts.patience * spent)
-        if option is DIRECT and best is not None and not ctx.loops and opts.patience > 0:  # after a loop that came
-            until = max(until, min(deadline, now + opts.direct_share * (deadline - start)))  # first, straight-line
-            # code gets its share (but for a first program only: no patience)
+        # after a loop that came first, straight-line code gets its share of the search's time,
+        # unless no patience is asked (compile_plan's first pass wants a first program only)
+        if option is DIRECT and best is not None and not ctx.loops and opts.patience > 0:
+            until = max(until, min(deadline, now + opts.direct_share * (deadline - start)))
         what = "straight-line" if option is DIRECT else _option_text(option)
         indent = "  " * depth  # the log shows options inside options indented
         # the status line shows the whole kernel's options; the log (-v) every option
