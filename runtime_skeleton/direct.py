@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from . import budget, progress, stopwatch
 from .alloc.allocate import Allocation, AllocationFailed, SolveOptions, phase2
 from .alloc.remat import rematerialized
+from .alloc.share import shared_in_place
 from .alloc.views import simplified
 from .emit import emit_program, program_json
 from .errors import ActgenError, SourceLoc
@@ -214,6 +215,19 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
 
 def _allocated(target: TargetDef, g: PiiGraph, solve: SolveOptions,
                times: dict[str, float]) -> tuple[PiiGraph, Allocation]:
+    """Phase 2 of ``g`` with each value it computes twice, once to be overwritten in place,
+    computed once (``alloc.share``), else of ``g`` itself; the graph it allocated with it."""
+    shared = shared_in_place(target, g)
+    if shared is not None:
+        try:
+            return _allocated_or_recomputed(target, shared, solve, times)
+        except AllocationFailed:
+            pass
+    return _allocated_or_recomputed(target, g, solve, times)
+
+
+def _allocated_or_recomputed(target: TargetDef, g: PiiGraph, solve: SolveOptions,
+                             times: dict[str, float]) -> tuple[PiiGraph, Allocation]:
     """Phase 2 of ``g``; when a buffer overflows in every order, phase 2 of ``g`` with that
     buffer's values recomputed for each user (``alloc.remat``), the graph it allocated with it.
     Where some buffer's values can be recomputed, ``g`` first gets an eighth of its orders:

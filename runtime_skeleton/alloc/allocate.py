@@ -18,6 +18,7 @@ from .check import violations
 from .construct import construct, tied_overlap
 from .liveness import LiveRange, interference, is_identity, live_ranges
 from .order import inseparable, serialized, topological_orders
+from .share import in_place_waits
 from .storage import OUTPUTS_APART, Allocation, AllocationFailed, SolveOptions, extent
 
 __all__ = ["Allocation", "AllocationFailed", "SolveOptions", "allocate", "phase2"]
@@ -123,7 +124,7 @@ def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None,
     tried = 0
     stop = budget.after(opts.budget)
     orders = topological_orders(g, target, failed, deadline=stop, doomed=doomed)
-    after: dict[int, set[int]] = {}  # the repairs' edges
+    after = in_place_waits(target, g)  # the repairs' edges, on top of these
     repaired: list[int] | None = None
     while True:
         t = time.perf_counter()
@@ -151,6 +152,6 @@ def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None,
         if tried >= opts.max_orders or budget.now() > stop:
             break
     if last is None:
-        raise AllocationFailed("the pii graph has no instructions to order")
+        raise AllocationFailed("the pii graph has no order of its instructions (none, or a cycle of in-place waits)")
     raise AllocationFailed(f"{last.message} (after {tried} topological order{'s' if tried != 1 else ''})",
                            last.core, last.phi)

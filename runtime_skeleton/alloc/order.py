@@ -26,6 +26,7 @@ from .. import budget
 from ..isel.extract import PiiGraph
 from ..target import TargetDef
 from .liveness import OUTPUT, instruction_nodes, interference, is_identity, live_ranges, producers, whole_readers
+from .share import in_place_waits
 
 
 def _bytes(g: PiiGraph, v: int) -> int:
@@ -70,10 +71,14 @@ def heuristic_order(g: PiiGraph, target: TargetDef) -> list[int]:
     order: list[int] = []
     done: set[int] = set()
 
+    waits = in_place_waits(target, g)
+
     def visit(y: int) -> None:
         if y in done:
             return
         done.add(y)
+        for x in sorted(waits.get(y, ())):  # readers of what y overwrites in place go first
+            visit(x)
         xs = operands[y]
         for x in sorted(xs, key=lambda x: (-need(x, xs), x)):
             visit(x)
@@ -100,7 +105,10 @@ def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
     kernel spent 6 s past its limit here)."""
     first = heuristic_order(g, target)
     rank = {v: i for i, v in enumerate(first)}
-    deps = {y: {p for p in producers(g, y) if g.nodes[p].is_instruction} for y in first}
+    waits = in_place_waits(target, g)
+    deps = {y: {p for p in producers(g, y) if g.nodes[p].is_instruction} | waits.get(y, set()) for y in first}
+    if any(rank[p] > rank[y] for y in first for p in deps[y]):
+        return  # the waits close a cycle (``share`` never makes one): no order exists
     tried: set[frozenset] = set()
     count = 0
     unseen: list[list[int]] = []  # the first order, whose φ is only needed once a second is asked for
