@@ -238,6 +238,7 @@ class _Placer:
         self.placed: dict[str, list[int]] = defaultdict(list)  # buffer -> nodes with storage and a start
         self.last_end: dict[tuple[str, int, int], int] = {}  # (buffer, dim, start) -> when a value there died
         self.used: dict[tuple[str, int], set[int]] = defaultdict(set)  # (buffer, dim) -> starts of last_end
+        self.ends: dict[tuple[str, int], set[int]] = defaultdict(set)  # (buffer, dim) -> where placed values end
 
     def _keys(self) -> list[Key]:
         keys: list[Key] = []
@@ -297,6 +298,7 @@ class _Placer:
                 spot = (buf, k, x + off)
                 self.last_end[spot] = max(self.last_end.get(spot, -1), self.ranges[v].end)
                 self.used[buf, k].add(x + off)
+                self.ends[buf, k].add(x + off + self.ext[v][k])
 
     def expire(self, t: int) -> None:
         """Forget placed storage dead before step t: no class placed later is live then."""
@@ -318,7 +320,7 @@ class _Placer:
             for u in self.placed[buf]:
                 if k in self.start[u]:
                     cands.add(self.start[u][k] + self.ext[u][k] - off)
-            cands.update(s - off for s in self.used[buf, k])
+            cands.update(s - off for s in self.used[buf, k] | self.ends[buf, k])
         scored = sorted((self._age(root, x), x) for x in cands if lo <= x <= hi)
         for _, x in scored:
             if not self.clashes(root, x):
