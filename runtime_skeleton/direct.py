@@ -33,6 +33,7 @@ from .layout import byte_size
 from .sim.cost import cycles
 from .program import Program, print_program
 from .superopt.reduction import Split
+from .superopt.schedule import scheduled
 from .superopt.strip import Tiling
 from .target import TargetDef
 
@@ -204,7 +205,8 @@ def _candidates(target: TargetDef, opts: CompileOptions, stats: CompileStats, de
             stopwatch.add("phase 2", dt)
         stats.orders_tried += alloc.orders_tried
         t = time.perf_counter()
-        prog = place_unread_inputs(target, emit_program(target.name, g, alloc, sel.input_types, sel.output_types))
+        prog = scheduled(target, place_unread_inputs(target, emit_program(target.name, g, alloc, sel.input_types,
+                                                                          sel.output_types)))
         dt = time.perf_counter() - t
         stats.emit_seconds += dt
         stopwatch.add("emit", dt)

@@ -86,8 +86,8 @@ def time_program(target: TargetDef, prog: Program) -> Timing:
     moved: dict[tuple[str, str], int] = defaultdict(int)
     row_bytes = {name: b.row_nbytes for name, b in target.buffers.items()}
     ops = tuple(prog.flat())
-    accesses = _accesses(target, ops)
-    grids = _grids(target, accesses)
+    accesses = instruction_accesses(target, ops)
+    grids = cell_grids(target, accesses)
     out: list[InstrTiming] = []
     for ins, latency, slices in accesses:
         (dst, wrect), reads = slices[0], slices[1:]
@@ -112,7 +112,7 @@ def time_program(target: TargetDef, prog: Program) -> Timing:
 Access = tuple[type[InstructionDef], int, list[tuple[str, Rect]]]  # instruction, latency, [output, inputs...]
 
 
-def _accesses(target: TargetDef, ops: tuple[ConcreteInstr, ...]) -> list[Access]:
+def instruction_accesses(target: TargetDef, ops: tuple[ConcreteInstr, ...]) -> list[Access]:
     """Each instruction's latency and slices, checked as the simulator checks them."""
     shapes = {name: b.access_shape for name, b in target.buffers.items()}
     found = []
@@ -132,7 +132,7 @@ def _accesses(target: TargetDef, ops: tuple[ConcreteInstr, ...]) -> list[Access]
 
 
 @dataclass
-class _Grid:
+class CellGrid:
     """A buffer cut at every slice boundary, per access dimension; per cell, when its
     latest write and its latest read finish (0: never, the state at time 0)."""
 
@@ -144,7 +144,7 @@ class _Grid:
         return tuple(slice(c[lo], c[hi]) for c, (lo, hi) in zip(self.cuts, r))
 
 
-def _grids(target: TargetDef, accesses: list[Access]) -> dict[str, _Grid]:
+def cell_grids(target: TargetDef, accesses: list[Access]) -> dict[str, CellGrid]:
     bounds: dict[str, list[set[int]]] = {name: [set() for _ in b.access_shape] for name, b in target.buffers.items()}
     for _, _, slices in accesses:
         for buf, r in slices:
@@ -154,5 +154,5 @@ def _grids(target: TargetDef, accesses: list[Access]) -> dict[str, _Grid]:
     for name, dims in bounds.items():
         cuts = [{x: i for i, x in enumerate(sorted(d))} for d in dims]
         shape = tuple(max(0, len(c) - 1) for c in cuts)
-        grids[name] = _Grid(cuts, np.zeros(shape, np.int64), np.zeros(shape, np.int64))
+        grids[name] = CellGrid(cuts, np.zeros(shape, np.int64), np.zeros(shape, np.int64))
     return grids
