@@ -5,6 +5,8 @@ overwritten."""
 import dataclasses
 import importlib
 
+import pytest
+
 from runtime_skeleton.alloc.order import heuristic_order
 from runtime_skeleton.alloc.share import in_place_waits, shared_in_place
 from runtime_skeleton.compile import CompileOptions, compile_hlo, verify
@@ -77,12 +79,13 @@ def _equal_in(g, node):
                 if n.is_instruction and (n.eclass, n.buffer, n.op) == (node.eclass, node.buffer, node.op))
 
 
-def test_random_programs_that_read_a_row_before_updating_it_cost_no_more():
-    """Random Gemmini programs store an accumulator row and then add into it; the
-    compiled programs do not load the row twice."""
-    t = target("gemmini")
-    for seed in (12, 52):
-        rp = random_program(t, seed)
-        res = compile_hlo(t, rp.hlo, CompileOptions(timeout=20, deterministic=True))
-        assert verify(t, res) == []
-        assert time_program(t, res.program).cycles <= time_program(t, rp.program).cycles
+@pytest.mark.parametrize("tname,seed", [("gemmini", 12), ("gemmini", 52), ("amx", 1012)])
+def test_random_programs_that_read_a_value_before_updating_it_cost_no_more(tname, seed):
+    """Random programs store a Gemmini accumulator row and then add into it, or update an
+    AMX register in place with itself as another operand (vfmadd231ps dst=2 a=2): the
+    compiled programs do not compute the value twice."""
+    t = target(tname)
+    rp = random_program(t, seed)
+    res = compile_hlo(t, rp.hlo, CompileOptions(timeout=20, deterministic=True))
+    assert verify(t, res) == []
+    assert time_program(t, res.program).cycles <= time_program(t, rp.program).cycles

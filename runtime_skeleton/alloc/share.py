@@ -65,10 +65,11 @@ def shared_in_place(target: TargetDef, g: PiiGraph) -> PiiGraph | None:
                   if r != x and readers[r] and r not in overwritten and r not in outputs]
         if not shared:
             continue
+        # w may read r as another operand too: an instruction reads its operands before it writes
         after = _descendants(later, w)
         budget.spend("order", len(after))
         r = next((r for r in shared if r not in after
-                  and all(nodes[u].is_instruction and u not in after for u in readers[r])), None)
+                  and all(u == w or (nodes[u].is_instruction and u not in after) for u in readers[r])), None)
         if r is None:
             continue
         a = target.instructions[n.op].alias
