@@ -304,7 +304,12 @@ def _():
             op("multiply", const(3, "s32", 3, 5), M.constant(np.arange(-7, 8).reshape(3, 5), DTYPES["s32"])),
             op("round-nearest-even", M.constant(np.array([[2.5, -0.5], [1.5, 3.7]]), DTYPES["f32"])),
             op("clamp", const(0.0, "bf16"), const(-1.5, "bf16", 4), const(6.0, "bf16")),
-            op("compare", const(1, "u8", 7), M.constant(np.arange(7), DTYPES["u8"]), direction="LT")]
+            op("compare", const(1, "u8", 7), M.constant(np.arange(7), DTYPES["u8"]), direction="LT"),
+            # broadcasts of scalar literals fold as scalars: a zero tensor made on chip (vzero)
+            op("multiply", bcast(const(0.0, "f32"), 1, 16), bcast(const(0.0, "f32"), 1, 16)),
+            op("xor", bcast(const(5, "s32"), 4, 3), bcast(const(3, "s32"), 4, 3)),
+            op("clamp", const(-2, "s8"), bcast(const(9, "s8"), 2, 5), const(4, "s8")),
+            cv(bcast(const(-1, "s32"), 3), "u8")]
 
 
 def _ew_samples(shape: tuple[int, ...]) -> list[Term]:

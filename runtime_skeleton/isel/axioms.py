@@ -741,25 +741,47 @@ def elementwise_of_constants(view: View, c: ClassId, node: ENode) -> Iterator[Ar
     """op(constant a, constant b, ..) = constant(op(a, b, ..)), computed by the reference
     interpreter (XLA's constant folding; jnp.clip's integer bounds on floats arrive as
     convert(constant), which the clamp rules read only as a constant). The result is as
-    large as the operands: broadcasts are not expanded."""
-    literals = []
+    large as the operands: broadcasts are not expanded. Operands that are broadcasts of
+    scalar literals (a zero tensor, ``broadcast(constant(0))``) fold as scalars, and the
+    result is the broadcast of the folded scalar, which an instruction making that constant
+    on chip (AMX ``vzero``) matches."""
+    literals, uniform = [], False
     for x in node.children:
         lit = next((n.attrs["literal"] for n in view.find(x, "constant")), None)
         if lit is None:
-            return
+            lit = _repeated_scalar(view, x)
+            if lit is None:
+                return
+            uniform = True
         literals.append(lit)
-    folded = _fold(node, tuple(literals))
-    if folded is not None:
-        yield Make(view).constant(folded, node.type.dtype)
+    mk = Make(view)
+    if not uniform:
+        folded = _fold(node, tuple(literals))
+        if folded is not None:
+            yield mk.constant(folded, node.type.dtype)
+    elif all(lit.array.ndim == 0 for lit in literals):
+        folded = _fold(node, tuple(literals), TensorType(node.type.dtype, ()))
+        if folded is not None:
+            yield mk.broadcast(mk.constant(folded, node.type.dtype), node.type.shape, ())
+
+
+def _repeated_scalar(view: View, c: ClassId) -> Literal | None:
+    """The scalar literal that a broadcast in class c repeats."""
+    for b in view.find(c, "broadcast"):
+        lit = next((n.attrs["literal"] for n in view.find(b.children[0], "constant")), None)
+        if lit is not None and lit.array.ndim == 0:
+            return lit
+    return None
 
 
 _FOLDED: dict[tuple, np.ndarray | None] = {}
 
 
-def _fold(node: ENode, literals: tuple[Literal, ...]) -> np.ndarray | None:
-    key = (node.op, repr(sorted(node.attrs.items())), node.type, literals)
+def _fold(node: ENode, literals: tuple[Literal, ...], as_type: TensorType | None = None) -> np.ndarray | None:
+    t = as_type or node.type
+    key = (node.op, repr(sorted(node.attrs.items())), t, literals)
     if key not in _FOLDED:
-        _FOLDED[key] = _evaluate_op(node.op, node.attrs, node.type, [(lit.array, lit.dtype) for lit in literals])
+        _FOLDED[key] = _evaluate_op(node.op, node.attrs, t, [(lit.array, lit.dtype) for lit in literals])
     return _FOLDED[key]
 
 
