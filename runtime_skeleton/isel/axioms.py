@@ -749,10 +749,10 @@ def elementwise_of_constants(view: View, c: ClassId, node: ENode) -> Iterator[Ar
     for x in node.children:
         lit = next((n.attrs["literal"] for n in view.find(x, "constant")), None)
         if lit is None:
-            lit = _repeated_scalar(view, x)
-            if lit is None:
+            v = splat(view, x)  # no literal here: a broadcast of a scalar one
+            if v is None:
                 return
-            uniform = True
+            lit, uniform = Literal(view.type(x).dtype, v), True
         literals.append(lit)
     mk = Make(view)
     if not uniform:
@@ -763,15 +763,6 @@ def elementwise_of_constants(view: View, c: ClassId, node: ENode) -> Iterator[Ar
         folded = _fold(node, tuple(literals), TensorType(node.type.dtype, ()))
         if folded is not None:
             yield mk.broadcast(mk.constant(folded, node.type.dtype), node.type.shape, ())
-
-
-def _repeated_scalar(view: View, c: ClassId) -> Literal | None:
-    """The scalar literal that a broadcast in class c repeats."""
-    for b in view.find(c, "broadcast"):
-        lit = next((n.attrs["literal"] for n in view.find(b.children[0], "constant")), None)
-        if lit is not None and lit.array.ndim == 0:
-            return lit
-    return None
 
 
 _FOLDED: dict[tuple, np.ndarray | None] = {}
