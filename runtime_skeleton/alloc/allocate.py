@@ -123,8 +123,9 @@ def phase2(target: TargetDef, g: PiiGraph, opts: SolveOptions | None = None,
     last: AllocationFailed | None = None
     tried = 0
     stop = budget.after(opts.budget)
-    orders = topological_orders(g, target, failed, deadline=stop, doomed=doomed)
-    after = in_place_waits(target, g)  # the repairs' edges, on top of these
+    waits = in_place_waits(target, g)
+    orders = topological_orders(g, target, failed, deadline=stop, doomed=doomed, waits=waits)
+    after = {w: set(rs) for w, rs in waits.items()}  # the repairs' edges, on top of the waits
     repaired: list[int] | None = None
     while True:
         t = time.perf_counter()

@@ -51,7 +51,9 @@ def _need(xs: list[int], esun: Callable[[int], int], mem: Callable[[int], int]) 
     return need
 
 
-def heuristic_order(g: PiiGraph, target: TargetDef) -> list[int]:
+def heuristic_order(g: PiiGraph, target: TargetDef, waits: dict[int, set[int]] | None = None) -> list[int]:
+    """The multi-buffer Sethi–Ullman order (module doc), each instruction after its in-place
+    waits (``share.in_place_waits``; computed here unless the caller has them)."""
     instrs = instruction_nodes(g)
     operands = {y: sorted(p for p in producers(g, y) if g.nodes[p].is_instruction) for y in instrs}
     bufs = [b for b in target.buffers.values() if not b.is_hbm]
@@ -71,7 +73,7 @@ def heuristic_order(g: PiiGraph, target: TargetDef) -> list[int]:
     order: list[int] = []
     done: set[int] = set()
 
-    waits = in_place_waits(target, g)
+    waits = in_place_waits(target, g) if waits is None else waits
 
     def visit(y: int) -> None:
         if y in done:
@@ -94,7 +96,8 @@ def heuristic_order(g: PiiGraph, target: TargetDef) -> list[int]:
 
 def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
                        limit: int = 10_000, deadline: float | None = None,
-                       doomed: set[tuple[int, ...]] | None = None, known_run: int = KNOWN_RUN) -> Iterator[list[int]]:
+                       doomed: set[tuple[int, ...]] | None = None, known_run: int = KNOWN_RUN,
+                       waits: dict[int, set[int]] | None = None) -> Iterator[list[int]]:
     """Every topological order (heuristic first), pruned by the interference graphs
     in ``failed`` (which the caller extends as orders fail) and by the prefixes in
     ``doomed`` (likewise: orders beginning so fail, e.g. a buffer overflows at a step of
@@ -102,10 +105,10 @@ def topological_orders(g: PiiGraph, target: TargetDef, failed: list[frozenset],
     ending of the prefix, which took seconds of interference graphs), until ``limit`` orders,
     ``known_run`` pruned orders in a row, or ``deadline`` (budget.now()): when every
     order is pruned, none is yielded, and the caller cannot stop the search itself (a fuzz
-    kernel spent 6 s past its limit here)."""
-    first = heuristic_order(g, target)
+    kernel spent 6 s past its limit here). ``waits`` as in ``heuristic_order``."""
+    waits = in_place_waits(target, g) if waits is None else waits
+    first = heuristic_order(g, target, waits)
     rank = {v: i for i, v in enumerate(first)}
-    waits = in_place_waits(target, g)
     deps = {y: {p for p in producers(g, y) if g.nodes[p].is_instruction} | waits.get(y, set()) for y in first}
     if any(rank[p] > rank[y] for y in first for p in deps[y]):
         return  # the waits close a cycle (``share`` never makes one): no order exists
