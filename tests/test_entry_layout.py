@@ -40,7 +40,7 @@ ENTRY main {
 def test_windows_and_stores_compute_the_kernel_bit_for_bit(tname, text):
     facts = target_facts(target(tname))
     roots = _on_bytes(text)
-    cut = pretile(roots, facts.tiles, facts.dots)
+    cut = pretile(roots, facts.tiles, facts.dots, facts.ops)
     if cut is None:
         return  # one tile: nothing to cut
     win = windowed(cut)
@@ -55,7 +55,7 @@ def test_windows_and_stores_compute_the_kernel_bit_for_bit(tname, text):
 def test_the_column_tiles_enter_as_windows_and_stores():
     roots = _on_bytes(COLUMN_TILES_ADD)
     facts = target_facts(target("gemmini"))
-    win = windowed(pretile(roots, facts.tiles, facts.dots))
+    win = windowed(pretile(roots, facts.tiles, facts.dots, facts.ops))
     assert not [s for s in subterms(win[0]) if s.op == "slice" and s.args[0].op == "bitcast-convert"]
     s = stored(win[0], roots[0].type)
     assert s is not None and sum(1 for x in subterms(s) if x.op == "pad") >= 2  # two strided stores

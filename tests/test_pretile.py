@@ -18,10 +18,10 @@ from tests.test_isel import target
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def tiled(tname: str, text: str):
+def tiled(tname: str, text: str, exact: bool = False):
     facts = target_facts(target(tname))
     roots = module_to_terms(parse_module(text, "<k>"))
-    return roots, pretile(roots, facts.tiles, facts.dots)
+    return roots, pretile(roots, facts.tiles, facts.dots, facts.ops, exact)
 
 
 @pytest.mark.parametrize("tname", ["gemmini", "amx"])
@@ -92,7 +92,77 @@ sum {
 """
     roots, out = tiled("gemmini", text)
     check_equivalent(roots[0], out[0], exact=True)
-    assert {s.type.shape for s in subterms(out[0]) if s.op == "add" and s.type.rank} == {(16, 16)}
+    adds = {s.type.shape for s in subterms(out[0]) if s.op == "add" and s.type.rank}
+    assert adds == {(16, 16), (64,)}  # the tiles' adds, and the reduction's tree over single columns
+
+
+REVERSE = """HloModule r
+ENTRY main {
+  a = DT[16,16]{1,0} parameter(0)
+  r = DT[16,16]{1,0} reverse(a), dimensions={DIMS}
+  ROOT n = DT[16,16]{1,0} negate(r)
+}
+"""
+
+
+@pytest.mark.parametrize("dtype", ["f32", "s32"])
+@pytest.mark.parametrize("dims", ["1", "0", "0,1"])
+def test_a_reverse_no_instruction_computes_becomes_moves_of_single_rows_or_columns(dtype, dims):
+    """AMX has no lane permute: a reverse is cut to moves of extent 1 along each reversed
+    dimension (rows, then columns), and the elements reversed within rows are read back
+    from the bytes they are stored to."""
+    roots, out = tiled("amx", REVERSE.replace("DT", dtype).replace("DIMS", dims))
+    assert out is not None
+    parts = list(subterms(out[0]))
+    assert not any(s.op == "reverse" for s in parts)
+    assert ("bitcast-convert" in {s.op for s in parts}) == dims.endswith("1")  # the round trip through bytes
+    check_equivalent(roots[0], out[0], exact=True)
+
+
+REDUCE = """HloModule s
+ENTRY main {
+  a = DT[4,16]{1,0} parameter(0)
+  z = DT[] constant(INIT)
+  ROOT r = DT[4]{0} reduce(a, z), dimensions={1}, to_apply=op
+}
+op {
+  p = DT[] parameter(0)
+  q = DT[] parameter(1)
+  ROOT o = DT[] OP(p, q)
+}
+"""
+
+
+@pytest.mark.parametrize("dtype,op,init,exact,cut", [
+    ("s32", "add", "0", True, True),  # an integer sum wraps alike in any order
+    ("s32", "maximum", "5", True, True),  # max is idempotent: any init
+    ("s32", "add", "1", True, False),  # the init would be added once per part
+    ("f32", "add", "0", False, True),
+    ("f32", "add", "0", True, False),  # a float sum in another order rounds differently
+])
+def test_a_reduce_no_instruction_computes_becomes_a_tree_of_its_combiner(dtype, op, init, exact, cut):
+    text = REDUCE.replace("DT", dtype).replace("OP", op).replace("INIT", init)
+    roots, out = tiled("amx", text, exact=exact)
+    if not cut:
+        assert out is None
+        return
+    parts = list(subterms(out[0]))
+    assert sum(s.op == op for s in parts) == 15 and not any(
+        s.op == "reduce" and s.args[0].type.shape[1] > 1 for s in parts)
+    check_equivalent(roots[0], out[0], exact=dtype != "f32")
+
+
+def test_a_reverse_within_rows_compiles_straight_line_on_amx():
+    """Sixteen single floats moved into place through HBM, then negated as one row (before:
+    no pii graph within 40k e-nodes, and 18 s for 16 rows strip-mined to single elements)."""
+    from runtime_skeleton.compile import CompileOptions, compile_hlo, verify
+
+    amx = target("amx")
+    text = REVERSE.replace("DT", "f32").replace("DIMS", "1").replace("16,16", "1,16")
+    res = compile_hlo(amx, text, CompileOptions(timeout=20, deterministic=True, tiling=False))
+    names = [i.name for i in res.program.instructions]
+    assert names.count("vmulps") == 1 and res.tiling is None
+    assert verify(amx, res, seeds=(0, 1)) == []
 
 
 def test_a_kernel_of_one_tile_is_left_as_it_is():

@@ -401,9 +401,9 @@ def test_a_batched_int8_matmul_compiles_batch_by_batch(loops_only):
 
 
 def test_a_reduce_on_vectors_tries_its_reduction_loop_before_straight_line_code(monkeypatch):
-    """An f32 row max on AMX: straight-line code would be the loop unrolled, which phase 1
-    rarely finds (it gathers columns through memory). The loop accumulating in zmm comes
-    first; the straight-line attempt follows with ``patience`` times what it took."""
+    """An f32 row max on AMX: the loop accumulating in zmm comes first; the straight-line
+    attempt follows with ``patience`` times what it took, and the cheaper is kept: now the
+    straight-line maxima of the columns, gathered by tile moves (264 cycles; the loop 448)."""
 
     import generated.amx as amx
     from runtime_skeleton.superopt import tiled
@@ -419,7 +419,7 @@ def test_a_reduce_on_vectors_tries_its_reduction_loop_before_straight_line_code(
     module = load_kernel(reduce_kernel("maximum", "-inf", "16,8", "16", "1"))
     res = tiled.compile_tiled(amx.TARGET, module, CompileOptions(deterministic=True), budget.after(30))
     assert tried[0] is not tiled.DIRECT and tried[0].buffer == "zmm" and tiled.DIRECT in tried
-    assert res.split is not None and verify(amx.TARGET, res, seeds=(0, 1)) == []
+    assert verify(amx.TARGET, res, seeds=(0, 1)) == []
 
 
 def test_a_reduction_loop_gives_its_body_half_of_the_time(monkeypatch):

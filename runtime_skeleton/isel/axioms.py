@@ -589,12 +589,12 @@ def reshape_reshape(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
 
 @axiom("vector-as-row", {ANY}, {"reshape"}, watch_operands=1)
 def vector_as_row(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
-    """x = reshape(reshape(x, [1, n]), [n]) for a computed vector x of n > 1 elements:
+    """x = reshape(reshape(x, [1, n]), [n]) for a computed vector x of n elements:
     instructions work on rows ([1, n] registers, [rows, n] tiles), and reshape-elementwise
     then moves the row view down to the operands, where loads produce it. (Vectors that
     only move data, such as the byte chains of layouts, are left alone.)"""
     t = node.type
-    if t.rank != 1 or t.shape[0] < 2 or not any(m.op in COMPUTED for m in view.nodes(c)):
+    if t.rank != 1 or not any(m.op in COMPUTED for m in view.nodes(c)):
         return
     mk = Make(view)
     yield mk.reshape(mk.reshape(Class(c), [1, t.shape[0]]), [t.shape[0]])

@@ -25,8 +25,7 @@ from ..ir.types import TensorType
 from . import bflat
 from .axioms import Make, count
 from .layout_axioms import bitcast_slice_spec, row_window, strided_stores, strided_window
-from .pretile import post_order
-from .terms import Term
+from .terms import Term, post_order
 
 
 def windowed(roots: Sequence[Term]) -> list[Term]:

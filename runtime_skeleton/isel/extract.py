@@ -221,10 +221,12 @@ class Extractor:
                 reqs = self._identity_reqs(req, n)
                 if reqs is not None:
                     out.append(Choice("pii", n, reqs))
+                    if n.op == "concat^H" and buf == self.hbm and self._joins_input_slices(reqs):
+                        out.append(Choice("pii", n, self._identity_reqs(req, n, copies=True)))  # type: ignore[arg-type]
         self._options[req] = out
         return out
 
-    def _identity_reqs(self, req: Req, n: ENode) -> tuple[Req, ...] | None:
+    def _identity_reqs(self, req: Req, n: ENode, copies: bool = False) -> tuple[Req, ...] | None:
         """An identity instruction's operands are its own storage: inside a copy (or an
         output written apart), copies at their offsets; a class a concatenation holds
         twice, a new copy for each repetition. The parts of a concatenation overwritten in
@@ -234,12 +236,12 @@ class Extractor:
         the part, still shares its operand, whose other bytes may be read later (a
         read-modify-write store of the next column tile into an output row). Otherwise None
         when a slice's operand would reach outside a copy's anchor (the copies of one anchor
-        lie within it)."""
+        lie within it). ``copies``: a concatenation's operands copies at their offsets in any case."""
         buf = req[1]
         m = len(self.target.buffers[buf].access_shape)
         anchor, base = self._place(req)
         viewless = self._viewless(req)
-        inside = is_copy(req) or (viewless and self.apart)
+        inside = copies or is_copy(req) or (viewless and self.apart)
         tag = WRITTEN if viewless and not inside else ()  # what an identity makes of written storage is written
         if n.op == "slice^H":
             (k,) = n.children
@@ -267,6 +269,13 @@ class Extractor:
             seen.add(k)
             step += self.view.type(k).shape[dim]
         return tuple(out)
+
+    def _joins_input_slices(self, reqs: tuple[Req, ...]) -> bool:
+        """Whether a concatenation in HBM joins slices of the inputs as they lie: it then lies
+        in them only where they are side by side in order (``misplaced_input_views``), so
+        the concatenation gets a second choice, of copies (a reverse's elements moved one by one)."""
+        slices = self.view.input_slices()
+        return any(len(r) == 2 and r[0] in slices for r in reqs)
 
     def _viewless(self, req: Req) -> bool:
         """Whether req's storage must not be an input's (but the aliased one's): a written

@@ -185,6 +185,7 @@ class TargetFacts:
     patterns: list[Pattern]
     tiles: Tiles  # the sizes instructions compute each (operator, dtype) at
     dots: frozenset[tuple[str, str, str]]  # the (lhs, rhs, result) dtypes instructions' dots read
+    ops: frozenset[str]  # the operators the instructions' semantics use
 
 
 _FACTS: dict[int, tuple[TargetDef, TargetFacts]] = {}
@@ -220,7 +221,7 @@ def _facts(target: TargetDef) -> TargetFacts:
     tiles, dots = instruction_tiles(patterns), instruction_dots(patterns)
     rules = rules_for_ops(ops) + [tile_split_rule(tiles, dots)] + IDENTITY_RULES + \
         [_materialize_constants(), hbm_round_trip()] + isa
-    return TargetFacts(rules, patterns, tiles, dots)
+    return TargetFacts(rules, patterns, tiles, dots, frozenset(ops))
 
 
 class InstructionSelector:
@@ -249,7 +250,9 @@ class InstructionSelector:
                     for o, t in zip(values, self.output_types)]
 
         self._roots = placed(outs)
-        tiled = pretile(outs, facts.tiles, facts.dots) if self.limits.tiles_first is not False else None
+        exact = all(r.exact for r in self.rules)
+        tiled = (pretile(outs, facts.tiles, facts.dots, facts.ops, exact)
+                 if self.limits.tiles_first is not False else None)
         tiled = None if tiled is None else windowed(tiled)
         # per root: the tiled kernel, and the bytes of an HBM output as its tiles' stores write them
         self._tiled: list[list[Term]] = [] if tiled is None else [

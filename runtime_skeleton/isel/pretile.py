@@ -16,6 +16,16 @@ and a way to build any rectangular region of itself (``piece``):
   concatenate, reduce, converts and the other element-wise operators) are built per
   region asked for, from the same regions of their operands, so they follow the tiles
   of what reads them;
+- a reverse or a reduce on a target none of whose instructions reverses or reduces
+  (``ops``: the operators the instructions' semantics use) is cut to single elements
+  along the reversed or reduced dimensions: a reverse becomes moves of rows, columns
+  or elements (a reverse of extent 1 is its operand), one reversed dimension at a
+  time; a reduce becomes a balanced tree of its combiner over the reductions of single
+  elements (``reduce-unit`` makes those reshapes), where splitting the reduction is
+  exact: max, min, and, or, an integer sum from 0, and a float sum from 0 only when
+  ``exact`` is False (the order of a float sum changes its rounding). AMX has no lane
+  permute and no horizontal sum: reversing 16 floats took 29 s of saturation to fail
+  whole, and the element moves were found only in 1x1 strip-mined tiles;
 - anything else (reshape, pad, a kernel's inputs) stays whole, and a region of it is a slice.
 
 A region that is one block is that block; one that spans blocks is a concatenation of
@@ -26,6 +36,7 @@ written, in one class, so no program the kernel as written leads to is lost.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,26 +44,29 @@ from dataclasses import dataclass
 from ..ir.attrs import SliceDim
 from ..ir.types import TensorType
 from ..ir.ops import ELEMENTWISE
-from .axioms import Make, free_dims
+from . import bflat
+from .axioms import Make, combiner, free_dims, is_zero
 from .convert import reducer
-from .terms import Term
+from .terms import Term, post_order
 from .tiles import MAX_PIECES, PASS_THROUGH, Tiles, aligned
 
 Region = tuple[tuple[int, int], ...]  # per dimension [lo, hi)
 Cuts = tuple[tuple[int, ...], ...]  # per dimension the block bounds: 0, ..., extent
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity: the memo of pieces holds each value it is keyed by
 class _Value:
     type: TensorType
     cuts: Cuts
     build: Callable[[Region], Term]  # the value over a region
 
 
-def pretile(roots: Sequence[Term], tiles: Tiles, dots: frozenset[tuple[str, str, str]]) -> list[Term] | None:
+def pretile(roots: Sequence[Term], tiles: Tiles, dots: frozenset[tuple[str, str, str]], ops: frozenset[str],
+            exact: bool = True) -> list[Term] | None:
     """``roots`` cut to the instructions' tiles; None when nothing is cut (every value
-    fits one instruction) or a value would be cut into more than ``MAX_PIECES`` tiles."""
-    t = _Tiler(tiles, dots)
+    fits one instruction) or a value would be cut into more than ``MAX_PIECES`` tiles.
+    ``ops``: the operators the instructions compute; ``exact``: only cuts exact bit for bit."""
+    t = _Tiler(tiles, dots, ops, exact)
     try:
         values = t.run(roots)
     except _TooMany:
@@ -67,11 +81,11 @@ class _TooMany(Exception):
 
 
 class _Tiler:
-    def __init__(self, tiles: Tiles, dots: frozenset[tuple[str, str, str]]):
-        self.tiles, self.dots = tiles, dots
+    def __init__(self, tiles: Tiles, dots: frozenset[tuple[str, str, str]], ops: frozenset[str], exact: bool):
+        self.tiles, self.dots, self.ops, self.exact = tiles, dots, ops, exact
         self.mk = Make(None)  # type: ignore[arg-type]  # terms only: no e-graph classes
         self.values: dict[int, _Value] = {}
-        self.memo: dict[tuple[int, Region], Term] = {}
+        self.memo: dict[tuple[_Value, Region], Term] = {}
         self.cut = False  # some value has more than one block
 
     def run(self, roots: Sequence[Term]) -> list[_Value]:
@@ -82,7 +96,7 @@ class _Tiler:
     # -- regions of values
 
     def piece(self, v: _Value, region: Region) -> Term:
-        key = (id(v), region)
+        key = (v, region)
         got = self.memo.get(key)
         if got is None:
             got = self.memo[key] = v.build(region)
@@ -130,8 +144,11 @@ class _Tiler:
     def _whole_value(self, t: Term) -> _Value:
         """``t`` over its operands whole; a region of it is a slice."""
         args = tuple(self.whole(self._of(a)) for a in t.args)  # type: ignore[arg-type]
-        built = Term(t.op, t.type, args, t.attrs)
-        return _Value(t.type, _uncut(t.type.shape), lambda r: self.mk.slice(built, [_dim(*x) for x in r]))
+        return self._sliced(t.type, Term(t.op, t.type, args, t.attrs))
+
+    def _sliced(self, ty: TensorType, built: Term) -> _Value:
+        """The term ``built`` uncut: a region of it is a slice."""
+        return _Value(ty, _uncut(ty.shape), lambda r: self.mk.slice(built, [_dim(*x) for x in r]))
 
     # -- operators
 
@@ -237,16 +254,33 @@ class _Tiler:
 
     def _reverse(self, t: Term) -> _Value:
         (x,) = t.args
-        rev = set(t.attrs["dimensions"])
-        vx, shape = self._of(x), t.type.shape  # type: ignore[arg-type]
+        rev = sorted(t.attrs["dimensions"])
+        vx = self._of(x)  # type: ignore[arg-type]
+        if "reverse" in self.ops:
+            return self._reversed(t.type, vx, set(rev), lambda piece: self.mk.op("reverse", [piece], dict(t.attrs)))
+        for i, d in enumerate(rev):  # one dimension at a time: n + m moves for both of an n x m value, not n * m
+            if i:  # the previous dimension's moves assembled, then sliced by this one's
+                vx = self._sliced(t.type, self.whole(vx))
+            vx = self._reversed(t.type, vx, {d}, None)
+        if all(n == 1 for n in t.type.shape[rev[-1] + 1:]):
+            # Elements reversed within a row: the result lies nowhere in its operand's bytes, so it
+            # is stored (element by element) and read back by what reads it; hbm-round-trip does
+            # not add that round trip to values that only move the inputs.
+            vx = self._sliced(t.type, bflat.unflatten(bflat.flatten(self.whole(vx), t.type), t.type))
+        return vx
+
+    def _reversed(self, ty: TensorType, vx: _Value, rev: set[int], op: Callable[[Term], Term] | None) -> _Value:
+        """``vx`` reversed along ``rev``: each region by ``op`` over the mirrored region
+        of ``vx``, or (``op`` None) block by block, single elements along ``rev``."""
+        shape = ty.shape
+        mirrored = lambda r: tuple((shape[d] - hi, shape[d] - lo) if d in rev else (lo, hi)  # noqa: E731
+                                   for d, (lo, hi) in enumerate(r))
+        if op is None:
+            cuts = tuple(tuple(range(shape[d] + 1)) if d in rev else vx.cuts[d] for d in range(len(shape)))
+            return self._blocked(ty, cuts, lambda r: self.piece(vx, mirrored(r)))
         cuts = tuple(tuple(sorted(shape[d] - c for c in vx.cuts[d])) if d in rev else vx.cuts[d]
                      for d in range(len(shape)))
-
-        def over(r: Region) -> Term:
-            inner = tuple((shape[d] - hi, shape[d] - lo) if d in rev else (lo, hi) for d, (lo, hi) in enumerate(r))
-            return self.mk.op("reverse", [self.piece(vx, inner)], dict(t.attrs))
-
-        return _Value(t.type, cuts, over)
+        return _Value(ty, cuts, lambda r: op(self.piece(vx, mirrored(r))))
 
     def _transpose(self, t: Term) -> _Value:
         (x,) = t.args
@@ -301,32 +335,51 @@ class _Tiler:
         kept = [d for d in range(x.type.rank) if d not in red]  # type: ignore[union-attr]
         vx = self._of(x)  # type: ignore[arg-type]
         name = t.attrs["to_apply"]
+        combine = None if "reduce" in self.ops else self._splittable(t, init)  # type: ignore[arg-type]
+        units = list(itertools.product(*(range(x.type.shape[d]) for d in sorted(red))))  # type: ignore[union-attr]
+        if combine is not None and len(units) > MAX_PIECES:
+            raise _TooMany
+        self.cut = self.cut or (combine is not None and len(units) > 1)
+
+        def reduced(inner: Region) -> Term:
+            if combine == "add":  # from 0 (_splittable): a sum of one element is that element
+                return self.mk.reshape(self.piece(vx, inner), [hi - lo for d, (lo, hi) in enumerate(inner)
+                                                               if d not in red])  # type: ignore[return-value]
+            return self.mk.op("reduce", [self.piece(vx, inner), init], dict(t.attrs),
+                              computations={name: reducer(name)})
 
         def over(r: Region) -> Term:
             inner = list(_full(x.type.shape))  # type: ignore[union-attr]
             for d, span in zip(kept, r):
                 inner[d] = span
-            return self.mk.op("reduce", [self.piece(vx, tuple(inner)), init], dict(t.attrs),
-                              computations={name: reducer(name)})
+            if combine is None:
+                return reduced(tuple(inner))
+            parts = []
+            for unit in units:
+                for d, i in zip(sorted(red), unit):
+                    inner[d] = (i, i + 1)
+                parts.append(reduced(tuple(inner)))
+            return self._tree(combine, parts)
 
         return _Value(t.type, tuple(vx.cuts[d] for d in kept), over)
 
+    def _splittable(self, t: Term, init: Term) -> str | None:
+        """The reduce's combiner when its reduction may be split into parts combined by it
+        (the conditions of the reduce-split-reduced axioms), else None."""
+        op = combiner(reducer(t.attrs["to_apply"]))
+        if op in ("maximum", "minimum", "and", "or"):
+            return op
+        zero = init.op == "constant" and is_zero(init.attrs["literal"].array)
+        if op == "add" and zero and (t.type.dtype.is_int or (t.type.dtype.is_float and not self.exact)):
+            return op
+        return None
 
-def post_order(roots: Sequence[Term]) -> list[Term]:
-    """Every distinct subterm, operands first (iterative: no recursion limit)."""
-    order, seen = [], set()
-    stack: list[tuple[Term, bool]] = [(r, False) for r in reversed(roots)]
-    while stack:
-        t, done = stack.pop()
-        if done:
-            order.append(t)
-            continue
-        if id(t) in seen:
-            continue
-        seen.add(id(t))
-        stack.append((t, True))
-        stack.extend((a, False) for a in reversed(t.args) if isinstance(a, Term) and id(a) not in seen)
-    return order
+    def _tree(self, op: str, parts: list[Term]) -> Term:
+        """``op`` over ``parts`` as a balanced tree (independent halves: the sums can overlap)."""
+        while len(parts) > 1:
+            parts = [self.mk.op(op, parts[i:i + 2]) if i + 1 < len(parts) else parts[i]
+                     for i in range(0, len(parts), 2)]
+        return parts[0]
 
 
 def _dot_below(t: Term) -> bool:

@@ -27,7 +27,7 @@ from .convert import to_module
 from .isa_rules import UNDEF
 from .rules import ANY, Rule
 from .tensor_egraph import TensorEGraph
-from .terms import Class, Term
+from .terms import Class, Term, post_order
 
 
 class RuleCheckError(AssertionError):
@@ -35,10 +35,16 @@ class RuleCheckError(AssertionError):
 
 
 def subterms(t: Term) -> Iterator[Term]:
-    yield t
-    for a in t.args:
-        if isinstance(a, Term):
-            yield from subterms(a)
+    """Every distinct subterm of ``t`` (by identity: shared ones once), ``t`` first."""
+    seen: set[int] = set()
+    stack = [t]
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        yield x
+        stack.extend(a for a in reversed(x.args) if isinstance(a, Term))
 
 
 def fire(rule: Rule, lhs: Term) -> list[Term]:
@@ -95,13 +101,18 @@ def evaluate_term(t: Term, params: Sequence[Term], args: Sequence[np.ndarray]) -
 
 
 def fill_undef(t: Term, rng: np.random.Generator) -> Term:
-    """``t`` with every ``undef`` leaf replaced by random values, drawn anew for each occurrence."""
-    if t.op == UNDEF:
-        value = random_value(t.type.dtype, t.type.shape, rng)
-        return Term("constant", t.type, (), {"literal": Literal(t.type.dtype, value)})
-    if not t.args:
-        return t
-    return Term(t.op, t.type, tuple(fill_undef(a, rng) if isinstance(a, Term) else a for a in t.args), t.attrs)
+    """``t`` with every ``undef`` leaf replaced by random values, drawn anew for each distinct
+    leaf (a subterm shared, as a tiled kernel shares its pieces, is rebuilt once)."""
+    done: dict[int, Term] = {}
+    for x in post_order([t]):
+        if x.op == UNDEF:
+            value = random_value(x.type.dtype, x.type.shape, rng)
+            done[id(x)] = Term("constant", x.type, (), {"literal": Literal(x.type.dtype, value)})
+        else:
+            args = tuple(done[id(a)] if isinstance(a, Term) else a for a in x.args)
+            same = all(n is o for n, o in zip(args, x.args))
+            done[id(x)] = x if same else Term(x.op, x.type, args, x.attrs)
+    return done[id(t)]
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:

@@ -11,7 +11,7 @@ can read any operand's shape. Operators are HLO opcodes, plus:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,8 +61,12 @@ class Term:
         object.__setattr__(self, "attrs", frozen_attrs(self.attrs))
         object.__setattr__(self, "args", tuple(self.args))
 
-    def __hash__(self) -> int:
-        return hash((self.op, self.type, self.args, tuple(self.attrs.items())))
+    def __hash__(self) -> int:  # cached: a term shares subterms (a tiled kernel's pieces), so hashing it
+        h = self.__dict__.get("_hash")  # afresh at every level is exponential in its depth
+        if h is None:
+            h = hash((self.op, self.type, self.args, tuple(self.attrs.items())))
+            object.__setattr__(self, "_hash", h)
+        return h
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,7 @@ class View:
         self._dot_operands: frozenset[ClassId] | None = None
         self._moved: frozenset[ClassId] | None = None
         self._constants: frozenset[ClassId] | None = None
+        self._input_slices: frozenset[ClassId] | None = None
         self._node_count: int | None = None
         # e-nodes a rewrite may still add before the e-graph passes its node limit: run_rules
         # sets it before each rule application, for rules whose one result can be thousands of
@@ -143,6 +148,13 @@ class View:
             self._moved = frozenset(moved - used)
         return self._moved
 
+    def input_slices(self) -> frozenset[ClassId]:
+        """Classes an identity slice (``slice^H``) of a kernel input, or of such a class, produces."""
+        if self._input_slices is None:
+            self._input_slices = frozenset(self._least(lambda n, found: n.op == "input" or (
+                n.op == "slice^H" and n.children[0] in found)))
+        return self._input_slices
+
     def constants(self) -> frozenset[ClassId]:
         """Classes with a value the kernel's inputs do not change: a literal or iota, or an
         operator (not an instruction) over such classes only (Act Fig. 17's constant detection)."""
@@ -166,3 +178,20 @@ class View:
     def find(self, c: ClassId, op: str) -> list[ENode]:
         """The nodes of class ``c`` with operator ``op``."""
         return [n for n in self._classes[c] if n.op == op]
+
+
+def post_order(roots: Sequence[Term]) -> list[Term]:
+    """Every distinct subterm, operands first (iterative: no recursion limit)."""
+    order, seen = [], set()
+    stack: list[tuple[Term, bool]] = [(r, False) for r in reversed(roots)]
+    while stack:
+        t, done = stack.pop()
+        if done:
+            order.append(t)
+            continue
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        stack.append((t, True))
+        stack.extend((a, False) for a in reversed(t.args) if isinstance(a, Term) and id(a) not in seen)
+    return order
