@@ -21,7 +21,8 @@ and a way to build any rectangular region of itself (``piece``):
   along the reversed or reduced dimensions: a reverse becomes moves of rows, columns
   or elements (a reverse of extent 1 is its operand), one reversed dimension at a
   time; a reduce becomes a balanced tree of its combiner over the reductions of single
-  elements (``reduce-unit`` makes those reshapes), where splitting the reduction is
+  elements (a sum's are the elements themselves; ``reduce-unit`` makes the others
+  reshapes where the init is the combiner's identity), where splitting the reduction is
   exact: max, min, and, or, an integer sum from 0, and a float sum from 0 only when
   ``exact`` is False (the order of a float sum changes its rounding). AMX has no lane
   permute and no horizontal sum: reversing 16 floats took 29 s of saturation to fail
@@ -30,7 +31,8 @@ and a way to build any rectangular region of itself (``piece``):
 
 A region that is one block is that block; one that spans blocks is a concatenation of
 slices of them. Every step is an identity of the operators' meaning, so the tiled kernel
-computes exactly what the kernel does (integer sums wrap alike however they are split).
+computes exactly what the kernel does (integer sums wrap alike however they are split;
+float sums are reordered only when ``exact`` is False, as the inexact rules would).
 ``InstructionSelector`` adds the tiled kernel to the e-graph beside the kernel as
 written, in one class, so no program the kernel as written leads to is lost.
 """
