@@ -1125,15 +1125,19 @@ def _reduce_parts(view: View, node: ENode) -> tuple[str | None, np.ndarray | Non
     return reducer_op(node.attrs["to_apply"]), splat(view, node.children[1])
 
 
+def reduce_splits(op: str | None, init: np.ndarray | None, dt: DType) -> bool:
+    """Whether reduce_op(x, init) = op(reduce_op(x[:p], init), reduce_op(x[p:], init)) bit for
+    bit: op in max/min/and/or (idempotent, any init), or an integer add from 0."""
+    return op in ("maximum", "minimum", "and", "or") or (op == "add" and dt.is_int and is_zero(init))
+
+
 @axiom("reduce-split-reduced", {"reduce"}, {"reduce", "slice", "add", "maximum", "minimum", "and", "or"},
        expansive=True)
 def reduce_split_reduced(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
-    """reduce_op(x, i) = op(reduce_op(x[:p], i), reduce_op(x[p:], i)) along a reduced dim: op in max/min/and/or
-    (idempotent, any init), or integer add with init 0."""
+    """reduce_op(x, i) = op(reduce_op(x[:p], i), reduce_op(x[p:], i)) along a reduced dim (``reduce_splits``)."""
     op, init = _reduce_parts(view, node)
-    dt = node.type.dtype
-    if op in ("maximum", "minimum", "and", "or") or (op == "add" and dt.is_int and is_zero(init)):
-        yield from _split_reduced(view, node, op)
+    if reduce_splits(op, init, node.type.dtype):
+        yield from _split_reduced(view, node, op)  # type: ignore[arg-type]
 
 
 @axiom("reduce-split-reduced-float", {"reduce"}, {"reduce", "slice", "add"}, exact=False, expansive=True)

@@ -47,7 +47,7 @@ from ..ir.attrs import SliceDim
 from ..ir.types import TensorType
 from ..ir.ops import ELEMENTWISE
 from . import bflat
-from .axioms import Make, combiner, free_dims, is_zero
+from .axioms import Make, combiner, free_dims, is_zero, reduce_splits
 from .convert import reducer
 from .terms import Term, post_order
 from .tiles import MAX_PIECES, PASS_THROUGH, Tiles, aligned
@@ -338,7 +338,8 @@ class _Tiler:
         vx = self._of(x)  # type: ignore[arg-type]
         name = t.attrs["to_apply"]
         combine = None if "reduce" in self.ops else self._splittable(t, init)  # type: ignore[arg-type]
-        units = list(itertools.product(*(range(x.type.shape[d]) for d in sorted(red))))  # type: ignore[union-attr]
+        red_dims = sorted(red)
+        units = list(itertools.product(*(range(x.type.shape[d]) for d in red_dims)))  # type: ignore[union-attr]
         if combine is not None and len(units) > MAX_PIECES:
             raise _TooMany
         self.cut = self.cut or (combine is not None and len(units) > 1)
@@ -358,7 +359,7 @@ class _Tiler:
                 return reduced(tuple(inner))
             parts = []
             for unit in units:
-                for d, i in zip(sorted(red), unit):
+                for d, i in zip(red_dims, unit):
                     inner[d] = (i, i + 1)
                 parts.append(reduced(tuple(inner)))
             return self._tree(combine, parts)
@@ -367,14 +368,11 @@ class _Tiler:
 
     def _splittable(self, t: Term, init: Term) -> str | None:
         """The reduce's combiner when its reduction may be split into parts combined by it
-        (the conditions of the reduce-split-reduced axioms), else None."""
+        (the conditions of the reduce-split-reduced axioms, the float one when not ``exact``), else None."""
         op = combiner(reducer(t.attrs["to_apply"]))
-        if op in ("maximum", "minimum", "and", "or"):
-            return op
-        zero = init.op == "constant" and is_zero(init.attrs["literal"].array)
-        if op == "add" and zero and (t.type.dtype.is_int or (t.type.dtype.is_float and not self.exact)):
-            return op
-        return None
+        value = init.attrs["literal"].array if init.op == "constant" else None
+        float_sum = op == "add" and t.type.dtype.is_float and is_zero(value) and not self.exact
+        return op if reduce_splits(op, value, t.type.dtype) or float_sum else None
 
     def _tree(self, op: str, parts: list[Term]) -> Term:
         """``op`` over ``parts`` as a balanced tree (independent halves: the sums can overlap)."""
