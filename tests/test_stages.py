@@ -14,8 +14,10 @@ from runtime_skeleton.reference import evaluate
 from runtime_skeleton.reference.npz_io import random_inputs
 from runtime_skeleton.superopt.sequence import compile_plan
 from runtime_skeleton.superopt.driver import compile_stage
-from runtime_skeleton.superopt.stages import piece_numbers, piece_plan, replicated, stage_numbers, stage_plan
+from runtime_skeleton.superopt.stages import (isolated_numbers, isolated_plan, piece_numbers, piece_plan, replicated,
+                                             stage_numbers, stage_plan)
 
+from generated.amx import TARGET as AMX
 from generated.gemmini import TARGET as GEMMINI
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -198,3 +200,42 @@ def test_each_part_gets_a_first_program_before_any_is_improved():
     assert calls == [(0, 0.0), (1, 0.0), (0, 2.0), (1, 2.0)]
     assert [p.cost for p in res.parts] == [firsts[0] - 1, firsts[1]]
     assert verify(GEMMINI, res) == []
+
+
+REVERSES = """HloModule reverses
+ENTRY main {
+  a = s32[16]{0} parameter(0)
+  b = s32[16]{0} parameter(1)
+  n = s32[16]{0} negate(a)
+  m = s32[16]{0} minimum(n, b)
+  r1 = s32[16]{0} reverse(m), dimensions={0}
+  r2 = s32[16]{0} reverse(b), dimensions={0}
+  s = s32[16]{0} add(r1, r2)
+  r3 = s32[16]{0} reverse(s), dimensions={0}
+  ROOT t = s32[16]{0} subtract(r3, r1)
+}
+"""
+
+
+def test_isolated_operators_get_parts_of_their_own():
+    """Each reverse alone in a part, after what it reads; the other instructions between them."""
+    comp = load_kernel(REVERSES).entry_computation
+    part = isolated_numbers(comp, frozenset({"reverse"}))
+    assert part == {"n": 1, "m": 1, "r1": 2, "r2": 3, "s": 4, "r3": 5, "t": 6}  # n, m as late as they can be
+    assert isolated_plan(load_kernel(REVERSES), frozenset({"dot"})) is None
+
+
+def test_isolated_reverses_compile_once_and_compute_the_kernel():
+    """In isolated stages, the plan computes the kernel. Compiled for AMX (no instruction
+    reverses), the reverses first move to the inputs (ir.reverses: r3 cancels r1's and
+    r2's), leaving reverse(a) and reverse(b): the same kernel, its names aside, compiled once."""
+    module = load_kernel(REVERSES)
+    plan = isolated_plan(module, frozenset({"reverse"}))
+    x = random_inputs(module.parameter_types, 3)
+    for got, want in zip(run_plan(plan, x), evaluate(module, x)):
+        np.testing.assert_array_equal(got, want)
+    res = compile_module(AMX, module, CompileOptions(timeout=60, deterministic=True))
+    assert res.part_kind == "isolated stage" and len(res.parts) == 3
+    reverses = [p.program for p in res.parts if p.module.entry_computation.root_instruction.opcode == "reverse"]
+    assert len(reverses) == 2 and reverses[0] is reverses[1]
+    assert verify(AMX, res, seeds=(0, 1)) == []

@@ -7,7 +7,7 @@ from ..isel.extract import PiiGraph
 from ..symbolic import PY
 from ..target import TargetDef
 from .liveness import LiveRange, interference, is_identity
-from .storage import Allocation, const_offsets, extent, input_node, region_inputs, scratch
+from .storage import Allocation, const_offsets, extent, input_node, joined, region_inputs, scratch
 
 Violation = tuple[str, str]  # (family, what), as AllocationFailed names its groups
 
@@ -117,7 +117,15 @@ def _apart(target: TargetDef, g: PiiGraph, ranges: dict[int, LiveRange], a: Allo
     regions = list(inputs.values()) + [(a.starts[o][0], ext[o][0]) for _, o in hbm_outputs]
     if any(meet(a.starts[v][0], ext[v][0], *r) for v in scratch(g, target, ranges) for r in regions):
         out.append(("CSP3", "HBM scratch apart from the kernel's tensors"))
+    if any(meet(a.starts[v][0], ext[v][0], *r) and not within(a.starts[v][0], ext[v][0], *r)
+           for v in joined(g, target) for r in inputs.values()):
+        out.append(("CSP3", "HBM concatenations within an input or apart from it"))
     return out
+
+
+def within(s: int, n: int, t: int, m: int) -> bool:
+    """[s, s + n) lies in [t, t + m)."""
+    return t <= s and s + n <= t + m
 
 
 def meet(s: int, n: int, t: int, m: int) -> bool:

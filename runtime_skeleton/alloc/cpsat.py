@@ -32,7 +32,7 @@ from ..target import TargetDef
 from .algebra import CpSatAlgebra
 from .liveness import LiveRange, interference
 from .storage import (OUTPUTS_APART, Allocation, AllocationFailed, SolveOptions, aligned, const_offsets,
-                      const_section_size, extent, input_node, num_inputs, scratch)
+                      const_section_size, extent, input_node, joined, num_inputs, scratch)
 
 CORE_DETERMINISTIC_TIME = 1.0  # CP-SAT's deterministic seconds for naming the groups that conflict
 
@@ -205,6 +205,21 @@ class _Problem:
         for v in scratch(g, self.target, self.ranges):
             for start, size in regions:
                 self._apart(self.s[v][0], self.ext[v][0], start, size, lits)
+        lits = self.group("CSP3", "HBM concatenations within an input or apart from it")
+        for v in joined(g, self.target):
+            for i in sorted(self.inputs):
+                self._within_or_apart(self.s[v][0], self.ext[v][0], self.inputs[i], self._size_of_input(i), lits)
+
+    def _within_or_apart(self, s, n: int, start, size: int, lits: list | None) -> None:  # noqa: ANN001
+        """[s, s + n) lies in [start, start + size) or apart from it."""
+        before, after, inside = (self.m.new_bool_var("") for _ in range(3))
+        self.m.add(s + n <= start).only_enforce_if(before)
+        self.m.add(start + size <= s).only_enforce_if(after)
+        self.m.add(start <= s).only_enforce_if(inside)
+        self.m.add(s + n <= start + size).only_enforce_if(inside)
+        ct = self.m.add_bool_or([before, after, inside])
+        if lits:
+            ct.only_enforce_if(lits)
 
     def _hints(self, consts: list[int]) -> None:
         """Inputs, outputs and the constant section packed from address 0, in that order."""

@@ -115,6 +115,19 @@ def parts_of_outputs(g: PiiGraph, target: TargetDef) -> set[int]:
     return out
 
 
+def joined(g: PiiGraph, target: TargetDef) -> list[int]:
+    """In a program run beside others (``Module.output_written``: its scratch moves, and
+    each access must lie in one tensor or in scratch, superopt.addressing.region_of),
+    the HBM concatenations that are no part of an output. Each lies within one input (a
+    view of it) or apart from every input: one that joins an input's last row, in place,
+    to rows stored after it is read across the input's edge. Empty for a whole kernel."""
+    if not g.output_written:
+        return []
+    hbm, parts = target.hbm.name, parts_of_outputs(g, target)
+    return [v for v, n in enumerate(g.nodes) if n.kind == "pii" and n.op == "concat^H" and n.buffer == hbm
+            and v not in parts]
+
+
 def scratch(g: PiiGraph, target: TargetDef, ranges: dict[int, LiveRange]) -> list[int]:
     """HBM instruction results that are no part of an output: values stored to be loaded
     again, which lie apart from the kernel's input and output regions."""

@@ -79,6 +79,22 @@ class Computation:
     def users(self, name: str) -> list[Instruction]:
         return [i for i in self.instructions if name in i.operands]
 
+    def operands_first(self, name: str | None = None) -> list[str]:
+        """The instructions ``name`` (default: the root) depends on, itself last, each
+        after its operands (first operands first); iterative, for chains of any length."""
+        order: list[str] = []
+        seen: set[str] = set()
+        stack: list[tuple[str, bool]] = [(self.root if name is None else name, False)]
+        while stack:
+            n, ready = stack.pop()
+            if ready:
+                order.append(n)
+            elif n not in seen:
+                seen.add(n)
+                stack.append((n, True))
+                stack += [(o, False) for o in reversed(self._by_name[n].operands) if o not in seen]
+        return order
+
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, Computation)

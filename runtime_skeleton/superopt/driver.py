@@ -20,12 +20,14 @@ import dataclasses
 from .. import budget, progress
 from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
 from ..ir.graph import Module
+from ..ir.reverses import sunk
 from ..target import TargetDef
 from .blocks import block_plan
 from .capacity import outer_products
 from .outputs import output_plan, parts, several_outputs
 from .sequence import Plan, compile_plan
-from .stages import piece_numbers, piece_plan, reduce_stage_plan, replicated, stage_plan
+from ..isel.phase1 import target_facts
+from .stages import isolated_plan, piece_numbers, piece_plan, reduce_stage_plan, replicated, stage_plan
 from .strip import NotTileable
 from .tiled import MAX_DIRECT_BLOCKS, blocks, compile_tiled
 
@@ -37,6 +39,10 @@ WHOLE_BEFORE_PIECES = 0.75
 # Of the time, what the stages of a chain of outer-product contractions get before the whole
 # kernel is tried (``_outer_product_chain``); each stage needs its own loop nest
 STAGES_FIRST = 0.75
+# Of the time, what a kernel's isolated stages get before the whole kernel is tried: their last
+# stage is the kernel with its reverses read as inputs, which needs about what the whole kernel
+# would, and the whole kernel with its reverses cut to elements mostly does not compile at all
+ISOLATED_FIRST = 0.85
 LARGE_TUPLE_NODES_DIVISOR = 8  # a tuple over MAX_DIRECT_BLOCKS gets this share of phase 1's e-nodes whole
 
 
@@ -58,8 +64,11 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
     When the whole kernel compiles only as loops over strips of a broadcast of a computed
     value, each iteration computes that value again: its pieces, which compute it once,
     are then tried in the time left, and the cheaper program is kept."""
-    plans = [p for p in (block_plan(module), stage_plan(module), reduce_stage_plan(module), piece_plan(module))
-             if p is not None]
+    moved = _moved_apart(target)
+    if moved:  # the same bits (ir.reverses); compile_module checks the program against the kernel as written
+        module = sunk(module)
+    plans = [p for p in (block_plan(module), isolated_plan(module, moved), stage_plan(module),
+                         reduce_stage_plan(module), piece_plan(module)) if p is not None]
     if not plans:
         return compile_tiled(target, module, opts, deadline)
     t0 = budget.now()
@@ -67,6 +76,8 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
     first = None
     if plans[0].kind == "block" and module.entry_computation.root_instruction.opcode == "pad":
         first = opts.direct_share  # a pad's padding rows cut every strip of the whole kernel: its blocks first
+    elif plans[0].kind == "isolated stage":
+        first = ISOLATED_FIRST
     elif plans[0].kind == "stage" and _outer_product_chain(target, module):
         first = STAGES_FIRST
     if first is not None:
@@ -106,6 +117,15 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
     return pieces if pieces.cost < whole.cost else whole
 
 
+def _moved_apart(target: TargetDef) -> frozenset[str]:
+    """Operators no instruction of ``target`` computes that phase 1 reaches only as moves
+    of single rows, columns or elements (``isel.pretile``): a reverse. Each is compiled
+    as a stage of its own, HBM to HBM, after moving it toward the inputs (``ir.reverses``);
+    inside a larger kernel the rules push the other operators into its pieces and the
+    e-graph grows with them."""
+    return frozenset({"reverse"}) - target_facts(target).ops
+
+
 def _outer_product_chain(target: TargetDef, module: Module) -> bool:
     """Whether a kernel with stages (contractions feeding contractions) has a dot that the
     rules make outer products (``capacity.outer_products``): the whole kernel is then an
@@ -118,8 +138,9 @@ def _compile_plan(target: TargetDef, module: Module, plan: Plan, opts: CompileOp
                   deadline: float) -> CompileResult:
     # pieces are small: straight-line code is the likely program, so it gets most of the time
     part_opts = dataclasses.replace(opts, direct_share=PIECE_SHARE) if plan.kind == "piece" else opts
-    # a block is a kernel like any other: it may have blocks, stages or pieces itself
-    return compile_plan(target, module, plan, compile_staged if plan.kind == "block" else compile_stage,
+    # a block or an isolated stage is a kernel like any other: it may have blocks, stages or pieces itself
+    return compile_plan(target, module, plan, compile_staged if plan.kind in ("block", "isolated stage")
+                        else compile_stage,
                         part_opts, deadline)
 
 

@@ -36,7 +36,7 @@ from .sequence import Part, Plan
 def stage_numbers(comp: Computation, contractions: frozenset[str] = CONTRACTIONS) -> dict[str, int]:
     """Stage (1, 2, ...) of each instruction the root depends on; parameters and
     instructions that read no parameter have none (every stage may read them)."""
-    order = _topological(comp)
+    order = comp.operands_first()
     reads_input: dict[str, bool] = {}
     depth: dict[str, int] = {}
     for n in order:
@@ -66,7 +66,7 @@ def piece_numbers(comp: Computation) -> dict[str, int]:
     tensor (each of its elements is read many times: ``replicated``), or at the root;
     numbered in program order. Parameters and instructions that read no parameter have
     none."""
-    order = _topological(comp)
+    order = comp.operands_first()
     reads_input: dict[str, bool] = {}
     users: dict[str, set[str]] = {n: set() for n in order}
     for n in order:
@@ -83,6 +83,38 @@ def piece_numbers(comp: Computation) -> dict[str, int]:
             (u,) = users[n]
             piece[n] = piece[u]
     return piece
+
+
+def isolated_numbers(comp: Computation, ops: frozenset[str]) -> dict[str, int]:
+    """Part (1, 2, ...) of each instruction the root depends on, each instruction whose
+    operator is in ``ops`` (and that depends on an input) in a part of its own: such an
+    instruction's level is the first odd one above its operands', any other's the first
+    even one at or above them, and then the last even one below its users' (as late as
+    it can be: a value crosses between parts only where it must). The parts, in order:
+    per level in use, its other instructions, or each of its isolated ones (those of one
+    level read none of each other; equal ones are then equal kernels, compiled once,
+    ``sequence.compile_plan``)."""
+    level: dict[str, int] = {}
+    reads_input: dict[str, bool] = {}
+    order = comp.operands_first()
+    for n in order:
+        ins = comp[n]
+        reads_input[n] = ins.opcode == "parameter" or any(reads_input[o] for o in ins.operands)
+        if ins.opcode == "parameter" or not reads_input[n]:
+            continue
+        top = max([level[o] for o in ins.operands if o in level], default=0)
+        level[n] = top + 1 + top % 2 if ins.opcode in ops else top + top % 2
+    users: dict[str, list[str]] = {n: [] for n in level}
+    for n in level:
+        for o in comp[n].operands:
+            if o in users:
+                users[o].append(n)
+    for n in reversed(order):
+        if n in level and users[n] and comp[n].opcode not in ops:
+            level[n] = min(level[u] - level[u] % 2 for u in users[n])
+    key = {n: (lv, n if lv % 2 else "") for n, lv in level.items()}
+    number = {k: j for j, k in enumerate(sorted(set(key.values())), start=1)}
+    return {n: number[k] for n, k in key.items()}
 
 
 def replicated(comp: Computation) -> set[str]:
@@ -109,6 +141,15 @@ def reduce_stage_plan(module: Module) -> Plan | None:
     return grouped_plan(cut, "stage", lambda comp: stage_numbers(comp, CONTRACTIONS | {"reduce"}))
 
 
+def isolated_plan(module: Module, ops: frozenset[str]) -> Plan | None:
+    """The kernel with its instructions of operators ``ops`` in parts of their own
+    (``isolated_numbers``), or None when it has none that depends on an input."""
+    comp = module.entry_computation
+    if not any(i.opcode in ops for i in comp.instructions):
+        return None
+    return grouped_plan(module, "isolated stage", lambda c: isolated_numbers(c, ops))
+
+
 def piece_plan(module: Module) -> Plan | None:
     """The kernel as pieces in sequence (``piece_numbers``), or None when it is one piece."""
     return grouped_plan(module, "piece", piece_numbers)
@@ -126,7 +167,7 @@ def grouped_plan(module: Module, kind: str, numbers: Callable[[Computation], dic
     last = max(stage.values(), default=1)
     if last <= 1:
         return None
-    order = _topological(comp)
+    order = comp.operands_first()
     types: list[TensorType] = [p.type for p in params] + [module.result_type]
     tensor_of: dict[str, int] = {p.name: p.attrs["parameter_number"] for p in params}
     tensor_of[comp.root] = len(params)
@@ -177,21 +218,3 @@ def _stage_module(module: Module, comp: Computation, k: int, members: list[str],
 
 def _users(comp: Computation, name: str) -> list[str]:
     return [u.name for u in comp.users(name)]
-
-
-def _topological(comp: Computation) -> list[str]:
-    """The instructions the root depends on, operands first."""
-    order: list[str] = []
-    seen: set[str] = set()
-    stack: list[tuple[str, bool]] = [(comp.root, False)]
-    while stack:
-        n, done = stack.pop()
-        if done:
-            order.append(n)
-            continue
-        if n in seen:
-            continue
-        seen.add(n)
-        stack.append((n, True))
-        stack += [(o, False) for o in reversed(comp[n].operands) if o not in seen]
-    return order

@@ -34,6 +34,7 @@ from .. import budget, progress
 from ..errors import ActgenError
 from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
 from ..ir.graph import Module
+from ..isel.phase1 import target_facts
 from ..ir.types import TensorType
 from ..layout import byte_size
 from ..program import Program
@@ -159,7 +160,10 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
                    f"(at most {MAX_DIRECT_BLOCKS} are tried directly)")
     # a whole kernel tries straight-line code first (Act), but after a reduction loop that
     # is its natural program (_loop_first); inside loops it ranks with the cuts
-    if ctx.loops:
+    moves = _reversal_moves(target, ctx.tile, options)
+    if moves is not None:  # a reversal's natural program: its loop of moves, each move straight-line
+        options = moves + direct + [o for o in _preferred(target, ctx.tile, options) if o not in moves]
+    elif ctx.loops:
         options = _preferred(target, ctx.tile, options + direct)
     else:
         cuts = _preferred(target, ctx.tile, options)
@@ -213,6 +217,20 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
     if best is None:
         raise _nothing(direct_error, why)
     return best
+
+
+def _reversal_moves(target: TargetDef, module: Module, options: list) -> list | None:
+    """When the kernel is a reverse and no instruction of ``target`` reverses: the strips
+    of one row, column or element along a reversed dimension, the last first (none when
+    every reversed dimension has one element: the kernel is one move). Phase 1 reaches
+    such a reverse only as moves of those (``isel.pretile``), one instruction pair each,
+    and the loop of them compiles its body once. None for any other kernel."""
+    root = module.entry_computation.root_instruction
+    if root.opcode != "reverse" or "reverse" in target_facts(target).ops:
+        return None
+    dims = [d for d in root.attrs["dimensions"] if root.type.shape[d] > 1]
+    moves = [o for o in options if isinstance(o, Tiling) and o.dims[-1][0] in dims and o.dims[-1][2] == 1]
+    return sorted(moves, key=lambda o: -o.dims[-1][0])
 
 
 def _loop_first(target: TargetDef, module: Module, option: Tiling | Split) -> bool:
