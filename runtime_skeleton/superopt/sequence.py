@@ -109,7 +109,9 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
     stats = summed([done[k].stats for k in distinct])
     stats.seconds = time.perf_counter() - t0
     head = results[0]
-    return CompileResult(prog, opts.cost(target, prog), head.pii_graph, head.allocation, stats, module,
+    # the parts run one after the other: their costs add up (timing the whole sequence again
+    # cost more than compiling it, and overlap across a part's edge is a few cycles)
+    return CompileResult(prog, sum(r.cost for r in results), head.pii_graph, head.allocation, stats, module,
                          parts=tuple(results), part_kind=plan.kind)
 
 
