@@ -308,3 +308,27 @@ def test_cli_tables_fall_back_to_plain_text_without_rich(tmp_path, capsys, monke
     assert re.search(r"^  load +108 +67\.5%$", out, re.M)
     assert re.search(r"^  d0 +acc +1024$", out, re.M) and re.search(r"^  from +to +bytes$", out, re.M)
     assert "not in the bound" in out  # Gemmini has no peak for the bias add
+
+
+def test_loop_nests_in_sequence_are_timed_from_one_run_per_loop(monkeypatch):
+    """A program of several loop nests (a plan's parts) is timed with every loop of more than
+    three iterations cut to two, and once more per such loop at three: n + 1 runs of the
+    timing model, not one per combination; the estimate stays near the exact makespan."""
+    from runtime_skeleton.sim import cost
+
+    nest = (".loop i{k} 0 8\n  .loop j{k} 0 6\n"
+            "    vmovups_load n=16 addr={base}+512*i{k}+64*j{k} z=1\n"
+            "    vaddps dst=2 a=1 b=1\n"
+            "    vmovups_store n=16 z=2 addr={out}+512*i{k}+64*j{k}\n"
+            "  .endloop\n  vzero dst=3\n.endloop\n")
+    text = "".join(nest.format(k=k, base=4096 * k, out=65536 + 4096 * k) for k in range(4))
+    prog = _prog(text)
+    exact = time_program(AMX, prog).cycles
+    runs = []
+    real = cost.time_program
+    monkeypatch.setattr(cost, "time_program", lambda t, p: runs.append(p.executed()) or real(t, p))
+    monkeypatch.setattr(cost, "EXTRAPOLATE_ABOVE", 10)
+    estimate = cycles(AMX, prog)
+    assert len(runs) == 1 + 8  # four outer and four inner loops
+    assert max(runs) < prog.executed() / 4
+    assert abs(estimate - exact) <= 0.05 * exact
