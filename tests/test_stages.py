@@ -239,3 +239,36 @@ def test_isolated_reverses_compile_once_and_compute_the_kernel():
     reverses = [p.program for p in res.parts if p.module.entry_computation.root_instruction.opcode == "reverse"]
     assert len(reverses) == 2 and reverses[0] is reverses[1]
     assert verify(AMX, res, seeds=(0, 1)) == []
+
+
+REDUCE_DOT = """HloModule reduce_dot
+add_f32 {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY main {
+  a = f32[16,16,32]{2,1,0} parameter(0)
+  w = f32[16,16]{1,0} parameter(1)
+  zero = f32[] constant(0)
+  r = f32[16,32]{1,0} reduce(a, zero), dimensions={1}, to_apply=add_f32
+  d = f32[16,32]{1,0} dot(w, r), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT n = f32[16,32]{1,0} negate(d)
+}
+"""
+
+
+def test_a_reduce_a_contraction_reads_is_a_stage_of_its_own():
+    """A dot of a sum over a middle dimension: the reduction loop, then the dot's loop nest,
+    each a stage (not one loop nest for both); the stages compute the kernel."""
+    from runtime_skeleton.superopt.stages import reduce_stage_plan
+
+    module = load_kernel(REDUCE_DOT)
+    plan = reduce_stage_plan(module)
+    assert plan is not None and [p.module.entry_computation.root for p in plan.parts] == ["r", "n"]
+    x = random_inputs(module.parameter_types, 2)
+    np.testing.assert_array_equal(run_plan(plan, x)[0], evaluate(module, x)[0])
+    no_dot = load_kernel(REDUCE_DOT.replace("dot(w, r), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+                                            "negate(r)"))
+    assert reduce_stage_plan(no_dot) is None

@@ -134,11 +134,25 @@ def stage_plan(module: Module) -> Plan | None:
 
 def reduce_stage_plan(module: Module) -> Plan | None:
     """The kernel with its reduces over several dimensions cut in two (``reduction.chained``),
-    in stages at its contractions and reduces, or None when no reduce is cut."""
+    in stages at its contractions and reduces; or, when no reduce is cut, in such stages when
+    a contraction reads a reduce's result (each needs a loop nest of its own: a reduction loop,
+    then the contraction's); None otherwise."""
     cut = chained(module)
-    if cut is None:
+    if cut is None and not _reduce_feeds_contraction(module.entry_computation):
         return None
-    return grouped_plan(cut, "stage", lambda comp: stage_numbers(comp, CONTRACTIONS | {"reduce"}))
+    return grouped_plan(cut or module, "stage", lambda comp: stage_numbers(comp, CONTRACTIONS | {"reduce"}))
+
+
+def _reduce_feeds_contraction(comp: Computation) -> bool:
+    """Whether some contraction's operand depends on a reduce."""
+    after: set[str] = set()  # values that depend on a reduce
+    for n in comp.operands_first():
+        ins = comp[n]
+        if ins.opcode in CONTRACTIONS and any(o in after for o in ins.operands):
+            return True
+        if ins.opcode == "reduce" or any(o in after for o in ins.operands):
+            after.add(n)
+    return False
 
 
 def isolated_plan(module: Module, ops: frozenset[str]) -> Plan | None:
