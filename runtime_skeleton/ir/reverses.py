@@ -34,7 +34,10 @@ def sunk(module: Module) -> Module:
         return module
     s = _Sinker(comp)
     root = s.value(comp.root)
-    entry = Computation(comp.name, _reachable(s.out, root), root, comp.loc)
+    made = Computation(comp.name, list(s.out.values()), root, comp.loc)
+    live = set(made.operands_first())  # what the root reads (parameters always kept)
+    entry = Computation(comp.name, [i for i in made.instructions if i.name in live or i.opcode == "parameter"],
+                        root, comp.loc)
     return dataclasses.replace(module, computations={**module.computations, comp.name: entry})
 
 
@@ -133,12 +136,3 @@ def _through_dot(ins: Instruction, dims: tuple[int, ...], types: dict) -> list[t
     origin = [(lb[k], rb[k]) for k in range(len(lb))] + [(d, None) for d in lf] + [(None, d) for d in rf]
     return [tuple(sorted(origin[d][0] for d in dims if origin[d][0] is not None)),
             tuple(sorted(origin[d][1] for d in dims if origin[d][1] is not None))]
-
-
-def _reachable(instructions: dict[str, Instruction], root: str) -> list[Instruction]:
-    """The instructions ``root`` depends on, in their order (parameters always kept)."""
-    live = {root}
-    for ins in reversed(list(instructions.values())):
-        if ins.name in live:
-            live.update(ins.operands)
-    return [i for i in instructions.values() if i.name in live or i.opcode == "parameter"]

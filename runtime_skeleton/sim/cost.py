@@ -55,7 +55,7 @@ def _long_loops(items, at: Path, cut: int = 1, full: int = 1) -> dict[Path, tupl
             here = at + (k,)
             if item.trips > 3:
                 found[here] = (cut, full, item.trips)
-            found.update(_long_loops(item.body, here, cut * min(item.trips, 2 if item.trips > 3 else 3),
+            found.update(_long_loops(item.body, here, cut * (2 if item.trips > 3 else item.trips),
                                      full * item.trips))
     return found
 

@@ -26,8 +26,8 @@ from .blocks import block_plan
 from .capacity import outer_products
 from .outputs import output_plan, parts, several_outputs
 from .sequence import Plan, compile_plan
-from ..isel.phase1 import target_facts
-from .stages import isolated_plan, piece_numbers, piece_plan, reduce_stage_plan, replicated, stage_plan
+from .stages import (isolated_plan, moved_apart, piece_numbers, piece_plan, reduce_stage_plan, replicated,
+                     stage_plan)
 from .strip import NotTileable
 from .tiled import MAX_DIRECT_BLOCKS, blocks, compile_tiled
 
@@ -64,7 +64,7 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
     When the whole kernel compiles only as loops over strips of a broadcast of a computed
     value, each iteration computes that value again: its pieces, which compute it once,
     are then tried in the time left, and the cheaper program is kept."""
-    moved = _moved_apart(target)
+    moved = moved_apart(target)
     if moved:  # the same bits (ir.reverses); compile_module checks the program against the kernel as written
         module = sunk(module)
     plans = [p for p in (block_plan(module), isolated_plan(module, moved), stage_plan(module),
@@ -115,15 +115,6 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
     except CompileError:
         return whole
     return pieces if pieces.cost < whole.cost else whole
-
-
-def _moved_apart(target: TargetDef) -> frozenset[str]:
-    """Operators no instruction of ``target`` computes that phase 1 reaches only as moves
-    of single rows, columns or elements (``isel.pretile``): a reverse. Each is compiled
-    as a stage of its own, HBM to HBM, after moving it toward the inputs (``ir.reverses``);
-    inside a larger kernel the rules push the other operators into its pieces and the
-    e-graph grows with them."""
-    return frozenset({"reverse"}) - target_facts(target).ops
 
 
 def _outer_product_chain(target: TargetDef, module: Module) -> bool:

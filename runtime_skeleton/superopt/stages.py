@@ -29,6 +29,8 @@ from collections.abc import Callable
 from ..ir.graph import Computation, Instruction, Module
 from ..ir.ops import CONTRACTIONS
 from ..ir.types import TensorType, TupleType
+from ..isel.phase1 import target_facts
+from ..target import TargetDef
 from .reduction import chained
 from .sequence import Part, Plan
 
@@ -37,17 +39,12 @@ def stage_numbers(comp: Computation, contractions: frozenset[str] = CONTRACTIONS
     """Stage (1, 2, ...) of each instruction the root depends on; parameters and
     instructions that read no parameter have none (every stage may read them)."""
     order = comp.operands_first()
-    reads_input: dict[str, bool] = {}
+    reads_input, users = _reads_input(comp, order), _users_of(comp, order)
     depth: dict[str, int] = {}
     for n in order:
         ins = comp[n]
-        reads_input[n] = ins.opcode == "parameter" or any(reads_input[o] for o in ins.operands)
         d = max([depth.get(o, 0) for o in ins.operands], default=0)
         depth[n] = d + 1 if ins.opcode in contractions and reads_input[n] else d
-    users: dict[str, list[str]] = {n: [] for n in order}
-    for n in order:
-        for o in comp[n].operands:
-            users[o].append(n)
     stage: dict[str, int] = {}
     for n in reversed(order):
         ins = comp[n]
@@ -67,13 +64,7 @@ def piece_numbers(comp: Computation) -> dict[str, int]:
     numbered in program order. Parameters and instructions that read no parameter have
     none."""
     order = comp.operands_first()
-    reads_input: dict[str, bool] = {}
-    users: dict[str, set[str]] = {n: set() for n in order}
-    for n in order:
-        ins = comp[n]
-        reads_input[n] = ins.opcode == "parameter" or any(reads_input[o] for o in ins.operands)
-        for o in ins.operands:
-            users[o].add(n)
+    reads_input, users = _reads_input(comp, order), _users_of(comp, order)
     computed = [n for n in order if reads_input[n] and comp[n].opcode != "parameter"]
     widened = replicated(comp)
     ends = [n for n in computed if n == comp.root or len(users[n]) > 1 or n in widened]
@@ -94,27 +85,39 @@ def isolated_numbers(comp: Computation, ops: frozenset[str]) -> dict[str, int]:
     per level in use, its other instructions, or each of its isolated ones (those of one
     level read none of each other; equal ones are then equal kernels, compiled once,
     ``sequence.compile_plan``)."""
-    level: dict[str, int] = {}
-    reads_input: dict[str, bool] = {}
     order = comp.operands_first()
+    reads_input, users = _reads_input(comp, order), _users_of(comp, order)
+    level: dict[str, int] = {}
     for n in order:
         ins = comp[n]
-        reads_input[n] = ins.opcode == "parameter" or any(reads_input[o] for o in ins.operands)
         if ins.opcode == "parameter" or not reads_input[n]:
             continue
         top = max([level[o] for o in ins.operands if o in level], default=0)
         level[n] = top + 1 + top % 2 if ins.opcode in ops else top + top % 2
-    users: dict[str, list[str]] = {n: [] for n in level}
-    for n in level:
-        for o in comp[n].operands:
-            if o in users:
-                users[o].append(n)
-    for n in reversed(order):
+    for n in reversed(order):  # users of a value that reads an input read one too: all have levels
         if n in level and users[n] and comp[n].opcode not in ops:
             level[n] = min(level[u] - level[u] % 2 for u in users[n])
     key = {n: (lv, n if lv % 2 else "") for n, lv in level.items()}
     number = {k: j for j, k in enumerate(sorted(set(key.values())), start=1)}
     return {n: number[k] for n, k in key.items()}
+
+
+def _reads_input(comp: Computation, order: list[str]) -> dict[str, bool]:
+    """Per instruction of ``order`` (operands first): whether it is or depends on a kernel input."""
+    reads: dict[str, bool] = {}
+    for n in order:
+        ins = comp[n]
+        reads[n] = ins.opcode == "parameter" or any(reads[o] for o in ins.operands)
+    return reads
+
+
+def _users_of(comp: Computation, order: list[str]) -> dict[str, set[str]]:
+    """Per instruction of ``order``: the instructions of ``order`` that read it."""
+    users: dict[str, set[str]] = {n: set() for n in order}
+    for n in order:
+        for o in comp[n].operands:
+            users[o].add(n)
+    return users
 
 
 def replicated(comp: Computation) -> set[str]:
@@ -153,6 +156,16 @@ def _reduce_feeds_contraction(comp: Computation) -> bool:
         if ins.opcode == "reduce" or any(o in after for o in ins.operands):
             after.add(n)
     return False
+
+
+def moved_apart(target: TargetDef) -> frozenset[str]:
+    """Operators no instruction of ``target`` computes that phase 1 reaches only as moves
+    of single rows, columns or elements (``isel.pretile``): a reverse. Each is compiled
+    as a stage of its own (``isolated_plan``), HBM to HBM, after moving it toward the
+    inputs (``ir.reverses``), as a loop of those moves (``tiled._reversal_moves``); inside
+    a larger kernel the rules push the other operators into its pieces and the e-graph
+    grows with them."""
+    return frozenset({"reverse"}) - target_facts(target).ops
 
 
 def isolated_plan(module: Module, ops: frozenset[str]) -> Plan | None:

@@ -34,7 +34,6 @@ from .. import budget, progress
 from ..errors import ActgenError
 from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
 from ..ir.graph import Module
-from ..isel.phase1 import target_facts
 from ..ir.types import TensorType
 from ..layout import byte_size
 from ..program import Program
@@ -46,6 +45,7 @@ from .capacity import combining_buffers, kernel_rows, outer_products
 from .loops import Piece, cheapest_checked, looped_programs
 from .passes import PASS_SECONDS, Stage
 from .reduction import Split, accumulator_buffers, contraction, split
+from .stages import moved_apart
 from .strip import OUTPUT, NotTileable, Tiling, cut_dimensions, identity, strip, tile_sizes
 from .windows import windowed
 
@@ -226,7 +226,7 @@ def _reversal_moves(target: TargetDef, module: Module, options: list) -> list | 
     such a reverse only as moves of those (``isel.pretile``), one instruction pair each,
     and the loop of them compiles its body once. None for any other kernel."""
     root = module.entry_computation.root_instruction
-    if root.opcode != "reverse" or "reverse" in target_facts(target).ops:
+    if root.opcode != "reverse" or "reverse" not in moved_apart(target):
         return None
     dims = [d for d in root.attrs["dimensions"] if root.type.shape[d] > 1]
     moves = [o for o in options if isinstance(o, Tiling) and o.dims[-1][0] in dims and o.dims[-1][2] == 1]
