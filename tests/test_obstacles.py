@@ -165,13 +165,13 @@ def test_a_target_without_a_store_refuses_a_computed_result_at_once(tmp_path):
 
 
 def test_only_the_constant_operand_rules_take_a_product_away():
-    """product_obstacles rests on this: every rule rooted at a multiply, divide or dot, or
-    naming one, keeps a product in its result, but those that need a constant operand."""
+    """product_obstacles rests on this: every rule rooted at a multiply, divide, dot,
+    minimum or maximum, or naming one, keeps what PRODUCTS says it may become in its
+    result, but those that need a constant operand or an operand equal to the result."""
     from runtime_skeleton.isel.obstacles import CONSTANT_OPERAND_RULES, PRODUCTS
 
-    products = set(PRODUCTS)
-    removing = {r.name for r in axioms.AXIOMS
-                if (r.roots & products or _strings(r.apply.__code__) & products) and not r.produces & products}
+    removing = {r.name for r in axioms.AXIOMS for op, kept in PRODUCTS.items()
+                if (op in r.roots or op in _strings(r.apply.__code__)) and not r.produces & kept}
     assert removing == CONSTANT_OPERAND_RULES
 
 
@@ -197,3 +197,29 @@ def test_a_product_of_varying_operands_is_refused_where_no_instruction_multiplie
         assert kernel_obstacles(qkv, _s32_kernel(body)) == [], body
     # the targets with an instruction that multiplies are left to the search
     assert kernel_obstacles(target("amx"), _s32_kernel("  ROOT m = s32[16,16] multiply(x, y)")) == []
+
+
+def test_a_maximum_of_varying_operands_is_refused_where_only_a_relu_computes_one():
+    """Gemmini's only maximum is its ReLU's, against the constant 0 (mvout_relu): a
+    maximum or minimum of two varying tensors is refused at once, named; a ReLU, a
+    maximum whose value is one of its operands' and AMX's vmaxps are left alone."""
+    from runtime_skeleton.isel.obstacles import binary_ops, kernel_obstacles, refusal
+
+    gemmini, amx = target("gemmini"), target("amx")
+    assert "maximum" not in binary_ops(phase1.default_rules(gemmini)[1])
+    assert {"maximum", "minimum"} <= binary_ops(phase1.default_rules(amx)[1])
+    found = kernel_obstacles(gemmini, _s32_kernel("  ROOT m = s32[16,16] minimum(x, y)"))
+    assert [(o.opcode, o.name) for o in found] == [("minimum", "m")]
+    assert "no gemmini instruction computes minimum of two such operands" in refusal(gemmini, found)
+    for body in ("  z = s32[] constant(0)\n  b = s32[16,16] broadcast(z), dimensions={}\n"
+                 "  ROOT m = s32[16,16] maximum(x, b)",
+                 "  n = s32[16,16] minimum(x, y)\n  ROOT m = s32[16,16] maximum(x, n)",
+                 "  ROOT m = s32[16,16] maximum(x, x)"):
+        assert kernel_obstacles(gemmini, _s32_kernel(body)) == [], body
+    assert kernel_obstacles(amx, _s32_kernel("  ROOT m = s32[16,16] maximum(x, y)")) == []
+    hlo = ("HloModule m\nENTRY e {\n  x = s8[32,16]{1,0} parameter(0)\n  y = s8[32,16]{1,0} parameter(1)\n"
+           "  ROOT m = s8[32,16]{1,0} maximum(x, y)\n}\n")
+    t0 = time.perf_counter()
+    with pytest.raises(CompileError, match=r"maximum 'm' \(s8\[32,16\]\{1,0\}, line 5\)"):
+        compile_hlo(gemmini, hlo, timeout=20)
+    assert time.perf_counter() - t0 < 1

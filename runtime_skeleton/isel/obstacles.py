@@ -23,11 +23,14 @@ are ruled out before refusing:
   random tensors on the same random inputs, and the node counts only if the outputs
   differ.
 
-Products are the exception to "no rule names it" (``product_obstacles``): the rules remove
-a multiply, divide or dot only when an operand is a constant (``CONSTANT_OPERAND_RULES``);
-every other rule at one keeps a product in its result. A product of two operands that both
-vary with the inputs therefore stays one of ``PRODUCTS[op]`` under every rewrite, and a
-target none of whose instructions computes one of those cannot compute it.
+Products, minima and maxima are the exception to "no rule names it"
+(``product_obstacles``): the rules remove a multiply, divide or dot only when an operand is
+a constant, and a maximum or minimum only then or when its value is one of its operands'
+(``max(x, x)``, ``max(x, min(x, y))``): ``CONSTANT_OPERAND_RULES``. Every other rule at one
+keeps it in its result. Such a node of two operands that both vary with the inputs, whose
+value is neither operand's, therefore stays one of ``PRODUCTS[op]`` under every rewrite,
+and a target none of whose instructions computes one of those of two varying operands
+(Gemmini's only maximum is its ReLU's, against the constant 0) cannot compute it.
 """
 from __future__ import annotations
 
@@ -50,13 +53,16 @@ from .rules import ANY
 # operators that compute new values (the rest move, select or convert them)
 COMPUTING = (UNARY_OPS | BINARY_OPS | CONTRACTIONS | REDUCTIONS) - {"copy"}
 MAX_CHECKS = 8  # dependence checks per kernel (each evaluates it twice)
-# What a product of two varying operands can become under the rules (a dot: an outer
-# product's multiply, dot-outer-product), and the rules that remove one, each needing a
-# constant operand (tests/test_obstacles.py checks both against the rules)
+# What a product, minimum or maximum of two varying operands can become under the rules (a
+# dot: an outer product's multiply, dot-outer-product), and the rules that remove one, each
+# needing a constant operand or a value equal to an operand's (tests/test_obstacles.py
+# checks both against the rules)
 PRODUCTS = {"multiply": frozenset({"multiply"}), "divide": frozenset({"divide"}),
-            "dot": frozenset({"dot", "multiply"})}
+            "dot": frozenset({"dot", "multiply"}), "maximum": frozenset({"maximum"}),
+            "minimum": frozenset({"minimum"})}
 CONSTANT_OPERAND_RULES = frozenset({
     "elementwise-of-constants", "multiply-one", "multiply-negone", "multiply-pow2-shift", "divide-pow2-shift",
+    "maximum-as-clamp", "minimum-as-clamp", "maximum-idem", "minimum-idem", "maximum-absorb", "minimum-absorb",
 })
 
 
@@ -79,6 +85,7 @@ def kernel_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
     """Why ``target`` can never compute ``module`` (calls inlined), in the order the
     checks run, the first kind found: no store, an operator no rewrite reaches, float
     values no instruction computes, a product of varying operands. Empty: none known."""
+    module = _forwarded(module)
     return (store_obstacles(target, module) or obstacles(target, module)
             or float_obstacles(target, module) or product_obstacles(target, module))
 
@@ -111,23 +118,41 @@ def obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
 
 
 def product_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
-    """The multiply, divide and dot nodes whose two operands both vary with the inputs,
-    on whose value the result depends, when no instruction of ``target`` computes what
-    the rules can turn the node into (``PRODUCTS``): one per operator, in program order.
-    An operand counts as varying when its value differs between two random inputs (one
-    computed from the inputs that is constant, x - x, may be proven so by the rules)."""
-    computed = target_ops(default_rules(target)[1])
+    """The multiply, divide, dot, minimum and maximum nodes whose two operands both vary
+    with the inputs and whose value is neither operand's, on whose value the result
+    depends, when no instruction of ``target`` computes, of two varying operands, what the
+    rules can turn the node into (``PRODUCTS``): one per operator, in program order. A
+    value counts as varying when it differs between two random inputs (one computed from
+    the inputs that is constant, x - x, may be proven so by the rules)."""
+    computed = binary_ops(default_rules(target)[1])
     comp = module.entry_computation
     candidates = [i for i in _in_order(comp) if i.opcode in PRODUCTS and not PRODUCTS[i.opcode] & computed
-                  and isinstance(i.type, TensorType)]
+                  and isinstance(i.type, TensorType) and len(set(i.operands)) == 2]
     if not candidates:
         return []
-    varying = _varying(module, {o for i in candidates for o in i.operands})
+    values = _values(module, {n for i in candidates for n in (i.name, *i.operands)})
     found: dict[str, Obstacle] = {}
     for inst in candidates[:MAX_CHECKS]:
-        if inst.opcode not in found and all(o in varying for o in inst.operands) and _result_depends_on(module, inst):
+        a, b = inst.operands
+        if (inst.opcode not in found and _varies(values, a) and _varies(values, b) and inst.name in values
+                and not _same(values, inst.name, a) and not _same(values, inst.name, b)
+                and _result_depends_on(module, inst)):
             found[inst.opcode] = Obstacle(inst.opcode, inst.name, inst.type, inst.loc, product=True)
     return list(found.values())
+
+
+def binary_ops(patterns: list) -> set[str]:
+    """Operators the instructions' semantics apply to two operands that both depend on the
+    instruction's inputs (a ReLU's maximum against a constant 0 is not one)."""
+    out: set[str] = set()
+    for p in patterns:
+        varying: set[int] = set()
+        for k, n in enumerate(p.nodes):  # operands come before their users
+            if n.param is not None or any(c in varying for c in n.children):
+                varying.add(k)
+            if sum(c in varying for c in set(n.children)) >= 2:
+                out.add(n.op)
+    return out
 
 
 def refusal(target: TargetDef, found: list[Obstacle]) -> str:
@@ -145,7 +170,8 @@ def refusal(target: TargetDef, found: list[Obstacle]) -> str:
     if all(o.product for o in found):
         reach = " or ".join(sorted(set().union(*(PRODUCTS[o.opcode] for o in found))))
         return (head + f", whose operands both vary with the inputs; no {target.name} instruction computes "
-                f"{reach}, and the rewrite rules remove a product only when an operand is a constant")
+                f"{reach} of two such operands, and the rewrite rules remove one only when an operand is a "
+                f"constant or equal to its result")
     return (head + f", and no {target.name} instruction computes {ops}, nor does any rewrite rule lead from "
             + ("it" if len(found) == 1 else "them") + " to an operator one does")
 
@@ -283,21 +309,55 @@ def _probing(module: Module, names: list[str]) -> Module:
     return dataclasses.replace(module, computations={**module.computations, comp.name: entry})
 
 
-def _varying(module: Module, names: set[str]) -> set[str]:
-    """Those of the entry computation's instructions ``names`` whose values differ between
-    two random inputs (an evaluation error: none)."""
+def _values(module: Module, names: set[str]) -> dict[str, tuple[bytes, bytes]]:
+    """The bytes of the entry computation's instructions ``names`` (tensors only) on two
+    random inputs (an evaluation error: none)."""
     comp = module.entry_computation
-    names = {n for n in names if isinstance(comp[n].type, TensorType)}
-    if not names:
-        return set()
-    order = sorted(names)
+    order = sorted(n for n in names if isinstance(comp[n].type, TensorType))
+    if not order:
+        return {}
     probed = _probing(module, order)
     types = [p.type for p in comp.parameters]
     try:
         a, b = (evaluate(probed, random_inputs(types, seed)) for seed in (0, 1))
     except ActgenError:
-        return set()
-    return {n for n, x, y in zip(order, a, b) if np.asarray(x).tobytes() != np.asarray(y).tobytes()}
+        return {}
+    return {n: (np.asarray(x).tobytes(), np.asarray(y).tobytes()) for n, x, y in zip(order, a, b)}
+
+
+def _forwarded(module: Module) -> Module:
+    """``module`` with each node whose value is one of its operands' on two random inputs
+    replaced by that operand (``max(x, min(x, y))``, ``x + 0``): the rules may take such a
+    node away, and with it the need for its other operands' values."""
+    comp = module.entry_computation
+    values = _values(module, {i.name for i in comp.instructions})
+    alias: dict[str, str] = {}
+    body: list[Instruction] = []
+    for inst in _in_order(comp):
+        inst = dataclasses.replace(inst, operands=tuple(alias.get(o, o) for o in inst.operands))
+        same = [o for o in inst.operands if inst.name in values and o in values and _same(values, inst.name, o)
+                and _shape(comp[o].type) == _shape(inst.type)]
+        if same:
+            alias[inst.name] = same[0]
+        else:
+            body.append(inst)
+    if not alias:
+        return module
+    entry = Computation(comp.name, body, alias.get(comp.root, comp.root), comp.loc)
+    return dataclasses.replace(module, computations={**module.computations, comp.name: entry})
+
+
+def _shape(t) -> tuple:  # noqa: ANN001  (a Type)
+    return (t.dtype.name, tuple(t.shape)) if isinstance(t, TensorType) else ()
+
+
+def _varies(values: dict[str, tuple[bytes, bytes]], n: str) -> bool:
+    return n in values and values[n][0] != values[n][1]
+
+
+def _same(values: dict[str, tuple[bytes, bytes]], m: str, n: str) -> bool:
+    """``m`` and ``n`` are equal on both random inputs (max(x, min(x, y)) and x)."""
+    return values[m] == values[n]
 
 
 def _result_depends_on(module: Module, inst: Instruction) -> bool:
