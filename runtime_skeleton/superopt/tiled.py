@@ -162,7 +162,7 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
     # is its natural program (_loop_first); inside loops it ranks with the cuts
     moves = _reversal_moves(target, ctx.tile, options)
     if moves is not None:  # a reversal's natural program: its loop of moves, each move straight-line
-        options = moves + direct + [o for o in _preferred(target, ctx.tile, options) if o not in moves]
+        options = moves + [o for o in _preferred(target, ctx.tile, options + direct) if o not in moves]
     elif ctx.loops:
         options = _preferred(target, ctx.tile, options + direct)
     else:
@@ -186,7 +186,7 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
         until = _until(options, n, opts, now, deadline) if best is None else min(deadline, now + opts.patience * spent)
         # after a loop that came first, straight-line code gets its share of the search's time,
         # unless no patience is asked (compile_plan's first pass wants a first program only)
-        if option is DIRECT and best is not None and not ctx.loops and opts.patience > 0:
+        if option is DIRECT and best is not None and not ctx.loops and opts.patience > 0 and moves is None:
             until = max(until, min(deadline, now + opts.direct_share * (deadline - start)))
         what = "straight-line" if option is DIRECT else _option_text(option)
         indent = "  " * depth  # the log shows options inside options indented
@@ -221,14 +221,18 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
 
 def _reversal_moves(target: TargetDef, module: Module, options: list) -> list | None:
     """When the kernel is a reverse and no instruction of ``target`` reverses: the strips
-    of one row, column or element along a reversed dimension, the last first (none when
-    every reversed dimension has one element: the kernel is one move). Phase 1 reaches
-    such a reverse only as moves of those (``isel.pretile``), one instruction pair each,
-    and the loop of them compiles its body once. None for any other kernel."""
+    of one row, column or element along a reversed dimension, the last first. Phase 1
+    reaches such a reverse only as moves of those (``isel.pretile``), one instruction
+    pair each, and the loop of them compiles its body once; its straight-line program,
+    that loop unrolled, ranks with the other cuts (and gets no extra share of the time
+    once the loop is found). None for any other kernel, and for a reverse whose reversed
+    dimensions have one element (a move: a column of 64 rows is then tiled as any copy)."""
     root = module.entry_computation.root_instruction
     if root.opcode != "reverse" or "reverse" not in moved_apart(target):
         return None
     dims = [d for d in root.attrs["dimensions"] if root.type.shape[d] > 1]
+    if not dims:
+        return None
     moves = [o for o in options if isinstance(o, Tiling) and o.dims[-1][0] in dims and o.dims[-1][2] == 1]
     return sorted(moves, key=lambda o: -o.dims[-1][0])
 
@@ -482,8 +486,9 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
     instruction writes at most) with a natural contraction (a strip's contraction is
     still split further down, a split's pieces are not cut further: a split counts
     its output's distance twice); then the kernel as it is before strips before
-    splits, major dimensions first; a reduce's accumulator first in a buffer where an
-    instruction combines element-wise as it does."""
+    splits, element-wise tiles whose largest tensor is nearest one row's bytes first
+    (a column of 16 rows before single elements), major dimensions first; a reduce's
+    accumulator first in a buffer where an instruction combines element-wise as it does."""
     root = module.result_type
     row = _row_bytes(target, root)
     q = _natural_rows(target, root)
@@ -503,21 +508,26 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
     # a reduce accumulates best where an instruction combines as it does, element-wise
     combining = combining_buffers(target, module, found[0]) if kind == "reduce" else frozenset()
 
+    def fill(tile: Module) -> float:  # how far its largest tensor is from one row's bytes
+        largest = max(i.type.nbytes for i in tile.entry_computation if isinstance(i.type, TensorType))
+        return abs(math.log2(max(largest, 1) / row))
+
     def key(option: Tiling | Split | None) -> tuple:
-        if option is DIRECT:
-            return (block(root.shape, k_full), -1, 0, 0, "")
+        if option is DIRECT:  # element-wise work of about one row's bytes is natural as it is
+            return (block(root.shape, k_full) if k_full else min(block(root.shape, None), fill(module)), -1, 0.0,
+                    0, 0, "")
         if isinstance(option, Split):  # its pieces are compiled as they are: only for small output tiles
             k = k_full // option.trips
-            return (block(root.shape, None) * 2 + block(root.shape, k), 1, int(option.buffer not in combining), k,
+            return (block(root.shape, None) * 2 + block(root.shape, k), 1, 0.0, int(option.buffer not in combining), k,
                     option.buffer)
         tile = option.tile
-        largest = max(i.type.nbytes for i in tile.entry_computation if isinstance(i.type, TensorType))
         d, _, t = option.dims[-1]
         dist = block(tile.result_type.shape, None)  # its contraction can still be split below
         width = tile.result_type.shape[-1] if tile.result_type.rank else 1
         partial = width < root.shape[-1] and width * root.dtype.nbytes < row  # each of its rows part of one
+        bytes_off = fill(tile) if k_full is None else 0.0
         if k_full is None and not partial:  # element-wise work: a row at a time is natural too
-            dist = min(dist, abs(math.log2(max(largest, 1) / row)))
-        return (dist, 0, order.index(d), t, "")
+            dist = min(dist, bytes_off)
+        return (dist, 0, bytes_off, order.index(d), t, "")
 
     return sorted(options, key=key)
