@@ -63,6 +63,10 @@ from .rules import ANY, Applier, Rule, filter_rules, rule
 from .terms import Class, ENode, Term, View
 
 AXIOMS: list[Rule] = []
+# Operators an axiom's result can only be computed with, all of them (Appendix C.2's filter
+# keeps a rule when any operator it produces is useful): convert-int-truncate's mask needs
+# an instruction that ands, or it only grows the e-graph (Gemmini requantizes every output).
+NEEDS: dict[str, frozenset[str]] = {}
 
 COMMUTATIVE = ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
 VALUE_ROOTS = frozenset({
@@ -96,12 +100,14 @@ Arg = Term | Class
 
 
 def axiom(name: str, roots: Iterable[str], produces: Iterable[str], *, exact: bool = True,
-          expansive: bool = False, watch_operands: int = 0):
-    """``rules.rule`` that also registers the rule in AXIOMS."""
+          expansive: bool = False, watch_operands: int = 0, needs: Iterable[str] = ()):
+    """``rules.rule`` that also registers the rule in AXIOMS (and what it ``needs`` in NEEDS)."""
 
     def wrap(fn: Applier) -> Rule:
         r = rule(name, roots, produces, exact=exact, expansive=expansive, watch_operands=watch_operands)(fn)
         AXIOMS.append(r)
+        if needs:
+            NEEDS[name] = frozenset(needs)
         return r
 
     return wrap
@@ -116,7 +122,7 @@ def rules_for_ops(ops: set[str]) -> list[Rule]:
     simplifications) can only remove operators, so it is always kept."""
     judged = {replace(r, produces=r.produces - GLUE_OPS): r for r in AXIOMS}
     kept = {judged[r] for r in filter_rules([r for r in judged if r.produces], set(ops))}
-    return [r for r in AXIOMS if r in kept or not (r.produces - GLUE_OPS)]
+    return [r for r in AXIOMS if (r in kept or not (r.produces - GLUE_OPS)) and NEEDS.get(r.name, frozenset()) <= ops]
 
 
 # ---------------------------------------------------------------- arithmetic shared with the z3 proofs
@@ -1771,6 +1777,55 @@ def dot_widen_result(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
         yield mk.convert(mk.redot(node, a, b, f32), dt)
     elif dt.is_int and dt.bits < 32 and all(t.is_int or t.is_pred for t in types):
         yield mk.convert(mk.redot(node, a, b, s32 if dt.is_signed else u32), dt)
+
+
+@axiom("convert-int-truncate", {"convert"}, {"convert", "and", "minimum", "bitcast-convert", "broadcast", "constant"},
+       needs={"and"})
+def convert_int_truncate(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """convert(x, uN) = convert(minimum(bitcast(and(x, 2^N - 1), u32), 2^N - 1), uN) for s32
+    x and N of 8 or 16 bits, and convert(x, sN) = bitcast(that, sN): XLA's integer
+    narrowing keeps the low bits, which the mask leaves in range of an unsigned
+    saturating narrowing (AMX's vpmovusdb), the one a vector ISA has."""
+    if view.type(node.children[0]).dtype == s32:
+        yield from _truncated(Make(view), Class(node.children[0]), node.type.dtype)
+
+
+def _truncated(mk: Make, x: Arg, dt: DType) -> Iterator[Arg]:
+    """convert(x, dt) of an s32 ``x`` as convert-int-truncate writes it (nothing for other dt)."""
+    if not (dt.is_int and dt.bits in (8, 16)):
+        return
+    shape = mk.type(x).shape
+    top = 2 ** dt.bits - 1
+    masked = mk.op("and", [x, mk.broadcast(mk.scalar(top, s32), shape, ())])
+    low = mk.op("minimum", [mk.bitcast(masked, u32), mk.broadcast(mk.scalar(top, u32), shape, ())])
+    unsigned = DTYPES[f"u{dt.bits}"]
+    yield mk.convert(low, unsigned) if dt == unsigned else mk.bitcast(mk.convert(low, unsigned), dt)
+
+
+# Element-wise operators a narrow type computes as its wider type does (``elementwise-widen``)
+WIDENED = frozenset({"add", "subtract", "multiply", "negate", "maximum", "minimum"})
+
+
+@axiom("elementwise-widen", WIDENED, WIDENED | {"convert"})
+def elementwise_widen(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """op(a, b) in s8/u8/s16/u16 = convert(op(convert(a), convert(b)) in s32), and in
+    bf16/f16 the same through f32, for add, subtract, multiply, negate, maximum, minimum.
+    Integers: the low bits of a wrapping sum, difference, product or negation come from
+    the operands' low bits, and a maximum or minimum keeps its operands' values. Floats:
+    each is exact in f32 and rounded once to the narrow type, as the reference computes
+    it; f32 has more than twice bf16's and f16's precision plus two bits, so rounding the
+    f32 result again gives the correctly rounded narrow result (the double rounding is
+    innocuous). How XLA runs bf16 arithmetic on CPUs, and how a target without narrow
+    arithmetic (AMX's AVX-512 side: none on bytes or bf16) computes it."""
+    dt = node.type.dtype
+    wide = f32 if dt.is_float else s32
+    if dt.bits >= 32 or (dt.is_float and dt.bits != 16) or not (dt.is_float or dt.is_int):
+        return
+    mk = Make(view)
+    args = [mk.convert(a, wide) for a in kids(node)]
+    widened = mk.op(node.op, args, dict(node.attrs), TensorType(wide, node.type.shape))
+    yield mk.convert(widened, dt)
+    yield from _truncated(mk, widened, dt)
 
 
 @axiom("transpose-dot-swap", {"transpose"}, {"dot"}, watch_operands=1)

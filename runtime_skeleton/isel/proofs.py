@@ -33,8 +33,9 @@ and-comm, or-comm, xor-comm, maximum-idem, minimum-idem, maximum-absorb, minimum
 minimum-as-clamp, clamp-as-minmax, clamp-clamp, subtract-as-add-negate, negate-negate,
 add-zero, multiply-one, multiply-negone, negate-as-multiply, multiply-pow2-shift,
 divide-pow2-shift, convert-convert (all integer type chains), constant-narrow, convert-int-of-bitcast,
-minimum-nonnegative-unsigned, convert-clamped-float-via-int (f16 and f32 into s8 and u8), copy-intro and
-copy-elim; and the layout axioms slice-bitcast-convert, slice-reshape-strided
+minimum-nonnegative-unsigned, convert-clamped-float-via-int (f16 and f32 into s8 and u8), convert-int-truncate,
+elementwise-widen (integers of 8 and 16 bits, every operator; bf16 and f16 negate, maximum and minimum
+here, add and subtract in a slow test, multiply numerically only), copy-intro and copy-elim; and the layout axioms slice-bitcast-convert, slice-reshape-strided
 (strided, whole-row and one-row windows), slice-reshape (a split and a merge group),
 bitcast-convert-concat, reshape-concat (row blocks to 1-D, column blocks to [R, 2, K]),
 transpose-concat, transpose-squeeze, transpose-reshape, bitcast-convert-splat (bytes) and
@@ -2045,4 +2046,64 @@ def _bitcast_convert_reshape() -> list[z3.BoolRef]:
         g = _pointwise(1)
         pre = facts + [v >= 1 for v in s] + [_prod(s) == _prod(x.shape)]
         claims.append(same(elementwise(g, reshape(x, s)), reshape(elementwise(g, x), s), pre))
+    return claims
+
+
+# ---------------------------------------------------------------- narrow arithmetic through a wider type
+
+_NARROW_INTS = [DTYPES[n] for n in ("s8", "u8", "s16", "u16")]
+
+
+def _bv_op(op: str, signed: bool):
+    if op == "subtract":
+        return lambda a, b: a - b
+    if op == "negate":
+        return lambda a, b: -a
+    return _bv_ops(signed)[op]
+
+
+def _fp_op(op: str):
+    return {"subtract": lambda a, b: z3.fpSub(_RM, a, b), "negate": lambda a, b: z3.fpNeg(a)}.get(op) or _fp_ops()[op]
+
+
+@proves("convert-int-truncate")
+def _convert_int_truncate() -> list[z3.BoolRef]:
+    """The low N bits of an s32, masked, are below 2^N: the unsigned saturating
+    narrowing keeps them, and a bitcast to sN keeps the bits (N = 8, 16)."""
+    claims = []
+    for d in _NARROW_INTS:
+        x = z3.BitVec(f"x{next(_fresh)}", 32)
+        top = z3.BitVecVal(2 ** d.bits - 1, 32)
+        masked = x & top
+        low = z3.If(z3.ULT(masked, top), masked, top)
+        claims.append(z3.Extract(d.bits - 1, 0, low) == convert_bv(x, DTYPES["s32"], d))
+    return claims
+
+
+@proves("elementwise-widen")
+def _elementwise_widen() -> list[z3.BoolRef]:
+    """Integers: op in the narrow type = the s32 op of the extended operands, narrowed
+    (wrapping ops keep low bits; maximum and minimum keep values, the extension keeping
+    the order). Floats: the narrow op, correctly rounded, = the f32 op rounded to the
+    narrow type (f32's 24 bits are at least twice bf16's 8 and f16's 11, plus two)."""
+    from ..isel.axioms import WIDENED
+
+    s32 = DTYPES["s32"]
+    claims = []
+    for d, op in itertools.product(_NARROW_INTS, sorted(WIDENED)):
+        a, b = z3.BitVecs(f"a{next(_fresh)} b{next(_fresh)}", d.bits)
+        wide = _bv_op(op, True)(convert_bv(a, d, s32), convert_bv(b, d, s32))
+        claims.append(convert_bv(wide, s32, d) == _bv_op(op, d.is_signed)(a, b))
+    return claims + widened_float_claims(("negate", "maximum", "minimum"))
+
+
+def widened_float_claims(ops) -> list[z3.BoolRef]:  # noqa: ANN001
+    """elementwise-widen's claims for bf16 and f16 and the operators ``ops`` (add and
+    subtract take z3 20-50 s each: tests/test_axioms.py proves them as a slow test)."""
+    f32 = _FLOAT_SORTS["f32"]
+    claims = []
+    for name, op in itertools.product(("bf16", "f16"), ops):
+        a, b = z3.FPs(f"a{next(_fresh)} b{next(_fresh)}", _FLOAT_SORTS[name])
+        wide = _fp_op(op)(z3.fpFPToFP(_RM, a, f32), z3.fpFPToFP(_RM, b, f32))
+        claims.append(z3.fpFPToFP(_RM, wide, _FLOAT_SORTS[name]) == _fp_op(op)(a, b))
     return claims

@@ -1,0 +1,80 @@
+"""Narrow integer arithmetic computed in s32 (ir/widen.py)."""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+from runtime_skeleton.compile import compile_hlo, verify
+from runtime_skeleton.hlo import parse_module
+from runtime_skeleton.ir.types import TensorType
+from runtime_skeleton.ir.widen import NARROW_INTS, ORDERED, WRAPPING, narrow_pairs, widened
+from runtime_skeleton.reference import evaluate
+from runtime_skeleton.reference.npz_io import random_inputs
+from runtime_skeleton.superopt.stages import narrow_arithmetic
+
+ALL = narrow_pairs(set())
+
+
+def _chain(dt: str) -> str:
+    """Every operator, wrapping results feeding ordered ones and the reverse."""
+    t = f"{dt}[3,5]{{1,0}}"
+    return f"""HloModule k
+ENTRY e {{
+  a = {t} parameter(0)
+  b = {t} parameter(1)
+  s = {t} add(a, b)
+  d = {t} subtract(s, b)
+  m = {t} multiply(d, a)
+  n = {t} negate(m)
+  lo = {dt}[] constant(3)
+  hi = {dt}[] constant(100)
+  c = {t} clamp(lo, n, hi)
+  x = {t} maximum(n, s)
+  y = {t} minimum(x, c)
+  z = {t} add(y, m)
+  ROOT r = ({t}, {t}) tuple(z, y)
+}}
+"""
+
+
+@pytest.mark.parametrize("dt", sorted(NARROW_INTS))
+def test_widened_chain_computes_the_same_values(dt):
+    module = parse_module(_chain(dt), "<k>")
+    wide = widened(module, ALL)
+    comp = wide.entry_computation
+    computing = [i for i in comp.instructions if i.opcode in WRAPPING | ORDERED]
+    assert computing and all(i.type.dtype.name == "s32" for i in computing)
+    assert comp.root == module.entry_computation.root
+    for seed in range(4):
+        inputs = random_inputs([p.type for p in module.entry_computation.parameters], seed)
+        for got, want in zip(evaluate(wide, inputs), evaluate(module, inputs)):
+            assert np.array_equal(np.asarray(got), np.asarray(want)), (dt, seed)
+
+
+def test_only_the_pairs_asked_for_are_widened():
+    module = parse_module(_chain("u8"), "<k>")
+    assert widened(module, frozenset()) is module
+    some = widened(module, frozenset({("add", "u8")}))
+    wide = {i.opcode for i in some.entry_computation.instructions
+            if isinstance(i.type, TensorType) and i.type.dtype.name == "s32"}
+    assert wide == {"add", "convert"}
+
+
+def test_amx_computes_no_byte_arithmetic_and_gemmini_none_at_all():
+    amx = importlib.import_module("generated.amx").TARGET
+    assert ("add", "u8") in narrow_arithmetic(amx) and ("maximum", "s8") in narrow_arithmetic(amx)
+    assert narrow_arithmetic(amx) == ALL
+
+
+def test_a_byte_add_compiles_on_amx_through_dwords():
+    """vpmovzxbd, vpaddd, then the low bytes: vpandd with 255 and vpmovusdb (before: no
+    pii graph, AMX has no arithmetic on bytes)."""
+    amx = importlib.import_module("generated.amx").TARGET
+    hlo = ("HloModule k\nENTRY e {\n  a = u8[1,16]{1,0} parameter(0)\n  b = u8[1,16]{1,0} parameter(1)\n"
+           "  ROOT s = u8[1,16]{1,0} add(a, b)\n}\n")
+    res = compile_hlo(amx, hlo, timeout=30, deterministic=True)
+    names = [i.name for i in res.program.flat()]
+    assert {"vpmovzxbd", "vpaddd", "vpandd", "vpmovusdb"} <= set(names), names
+    assert verify(amx, res) == []
