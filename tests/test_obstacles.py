@@ -223,3 +223,36 @@ def test_a_maximum_of_varying_operands_is_refused_where_only_a_relu_computes_one
     with pytest.raises(CompileError, match=r"maximum 'm' \(s8\[32,16\]\{1,0\}, line 5\)"):
         compile_hlo(gemmini, hlo, timeout=20)
     assert time.perf_counter() - t0 < 1
+
+
+def test_only_cancelling_and_constant_rules_take_a_negation_or_product_away():
+    """width_obstacles rests on this: a rule at a negate, subtract, multiply or dot keeps an
+    operator that reads the same operand (READERS), but negate-negate (the guard skips a
+    negation of a negation) and those that need constant operands."""
+    from runtime_skeleton.isel.obstacles import CONSTANT_OPERAND_RULES, READERS
+
+    removing = {r.name for r in axioms.AXIOMS for op, kept in READERS.items()
+                if (op in r.roots or op in _strings(r.apply.__code__)) and not r.produces & kept}
+    assert removing <= CONSTANT_OPERAND_RULES | {"negate-negate"}, removing
+
+
+def test_a_negation_of_values_no_instruction_reads_is_refused():
+    """Gemmini negates and multiplies only in its array, which reads int8: the negation of
+    an s32 input is refused at once; that of a widened int8 input is not (its values fit),
+    nor is a double negation, nor anything on AMX, whose vpmulld reads s32."""
+    from runtime_skeleton.isel.obstacles import kernel_obstacles, refusal
+
+    gemmini = target("gemmini")
+    found = kernel_obstacles(gemmini, _s32_kernel("  ROOT n = s32[16,16] negate(x)"))
+    assert [(o.opcode, o.name) for o in found] == [("negate", "n")]
+    assert "fit no integer type a gemmini instruction reads for negate" in refusal(gemmini, found)
+    fits = _kernel("  w = s32[16,16] convert(x)\n  ROOT n = s32[16,16] negate(w)", "x = s8[16,16] parameter(0)")
+    assert kernel_obstacles(gemmini, fits) == []
+    assert kernel_obstacles(gemmini, _s32_kernel("  n = s32[16,16] negate(x)\n  ROOT m = s32[16,16] negate(n)")) == []
+    assert kernel_obstacles(target("amx"), _s32_kernel("  ROOT n = s32[16,16] negate(x)")) == []
+    hlo = ("HloModule m\nENTRY e {\n  x = s32[32,16]{1,0} parameter(0)\n  y = s32[32,16]{1,0} parameter(1)\n"
+           "  ROOT d = s32[32,16]{1,0} subtract(x, y)\n}\n")
+    t0 = time.perf_counter()
+    with pytest.raises(CompileError, match=r"subtract 'd' \(s32\[32,16\]\{1,0\}, line 5\)"):
+        compile_hlo(gemmini, hlo, timeout=20)
+    assert time.perf_counter() - t0 < 1

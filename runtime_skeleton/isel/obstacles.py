@@ -75,6 +75,7 @@ class Obstacle:
     dtype_only: bool = False  # the target computes the operator, but no values of this element type
     no_store: bool = False  # the result holds computed values, and no instruction writes HBM
     product: bool = False  # a product of two operands that vary with the inputs (``product_obstacles``)
+    narrow_reads: bool = False  # its operands' values fit no type an instruction reads (``width_obstacles``)
 
     def __str__(self) -> str:
         where = f"line {self.loc.line}" if self.loc else "no location"
@@ -87,7 +88,8 @@ def kernel_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
     values no instruction computes, a product of varying operands. Empty: none known."""
     module = _forwarded(module)
     return (store_obstacles(target, module) or obstacles(target, module)
-            or float_obstacles(target, module) or product_obstacles(target, module))
+            or float_obstacles(target, module) or product_obstacles(target, module)
+            or width_obstacles(target, module))
 
 
 def unreachable_ops(target: TargetDef) -> frozenset[str]:
@@ -141,6 +143,87 @@ def product_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
     return list(found.values())
 
 
+# What an integer negation's operand, a subtraction's second one, or a product's varying
+# ones can be read by under the rules (negate-as-dot, negate-as-multiply,
+# subtract-as-add-negate, dot-outer-product): an instruction's operand of one of these
+# operators (tests/test_obstacles.py checks the rules that remove them)
+READERS = {"negate": frozenset({"negate", "subtract", "dot", "multiply"}),
+           "subtract": frozenset({"negate", "subtract", "dot", "multiply"}),
+           "multiply": frozenset({"multiply", "dot"}), "dot": frozenset({"dot", "multiply"})}
+
+
+def width_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
+    """Integer negations, subtractions and products of varying operands whose values, on
+    random inputs, lie outside every integer type that an instruction of ``target`` reads
+    as such an operand (``operand_types``): Gemmini negates and multiplies only through
+    its array, which reads int8, so the negation of an s32 input is never computed. The
+    rules change an operand's type only to one that holds its values (a conversion of a
+    narrower value, ``dot-convert-operands-int``), and no rule turns integer arithmetic
+    into float arithmetic. Kernels that slice a value are left to the search (a slice of
+    the node may need only values that fit). One obstacle per operator, in program order."""
+    comp = module.entry_computation
+    if any(i.opcode in ("slice", "dynamic-slice", "gather") for i in comp.instructions):
+        return []
+    reads = operand_types(default_rules(target)[1])
+    candidates = [i for i in _in_order(comp) if i.opcode in READERS and isinstance(i.type, TensorType)
+                  and i.type.dtype.is_int]
+    if not candidates:
+        return []
+    values = _values(module, {n for i in candidates for n in (i.name, *i.operands)})
+    arrays = _arrays(module, set(values))
+    found: dict[str, Obstacle] = {}
+    for inst in candidates[:4 * MAX_CHECKS]:
+        if inst.opcode in found or inst.name not in values or not _varies(values, inst.name):
+            continue
+        if any(u.opcode == "negate" or (u.opcode == "subtract" and u.operands[1] == inst.name)
+               for u in comp.users(inst.name)):
+            continue  # negate-negate, subtract-as-add-negate may take it away
+        read = inst.operands[-1:] if inst.opcode in ("negate", "subtract") else inst.operands
+        types = set().union(*(reads.get(op, set()) for op in READERS[inst.opcode]))
+        if all(_varies(values, o) and comp[o].opcode != "negate" and not _fits(arrays[o], types) for o in read) \
+                and _result_depends_on(module, inst):
+            found[inst.opcode] = Obstacle(inst.opcode, inst.name, inst.type, inst.loc, narrow_reads=True)
+    return list(found.values())
+
+
+def operand_types(patterns: list) -> dict[str, set[str]]:
+    """Per operator, the integer types the instructions read as its operands that depend on
+    their inputs, through widening conversions (Gemmini's compute_ws: a dot of int8 values
+    converted to s32 reads int8)."""
+    out: dict[str, set[str]] = {}
+    for p in patterns:
+        varying: set[int] = set()
+        for k, n in enumerate(p.nodes):
+            if n.param is not None or any(c in varying for c in n.children):
+                varying.add(k)
+            if n.op not in READERS["negate"]:
+                continue
+            for c in n.children:
+                if c not in varying:
+                    continue
+                while p.nodes[c].op == "convert" and _is_int(p.nodes[c].dtype) and \
+                        _is_int(p.nodes[p.nodes[c].children[0]].dtype):
+                    c = p.nodes[c].children[0]
+                out.setdefault(n.op, set()).add(p.nodes[c].dtype)
+    return out
+
+
+def _is_int(dtype: str) -> bool:
+    return dtype[:1] in "su" and dtype[1:].isdigit()
+
+
+def _fits(a: np.ndarray, types: set[str]) -> bool:
+    """The integers ``a`` holds lie within one of ``types`` (float types hold none: no rule
+    turns integer arithmetic into float arithmetic)."""
+    lo, hi = int(a.min()), int(a.max())
+    for t in types:
+        if _is_int(t):
+            info = np.iinfo(np.dtype(("int" if t[0] == "s" else "uint") + t[1:]))
+            if info.min <= lo and hi <= info.max:
+                return True
+    return False
+
+
 def binary_ops(patterns: list) -> set[str]:
     """Operators the instructions' semantics apply to two operands that both depend on the
     instruction's inputs (a ReLU's maximum against a constant 0 is not one)."""
@@ -167,6 +250,9 @@ def refusal(target: TargetDef, found: list[Obstacle]) -> str:
         return (head + f", which computes new {types} values, and no {target.name} instruction writes "
                 f"{types} values it computes: {target.name} can only move such values")
     ops = ", ".join(sorted({o.opcode for o in found}))
+    if all(o.narrow_reads for o in found):
+        return (head + f", whose operands' values fit no integer type a {target.name} instruction reads for {ops}, "
+                "and the rewrite rules change an operand's type only to one that holds its values")
     if all(o.product for o in found):
         reach = " or ".join(sorted(set().union(*(PRODUCTS[o.opcode] for o in found))))
         return (head + f", whose operands both vary with the inputs; no {target.name} instruction computes "
@@ -349,6 +435,33 @@ def _forwarded(module: Module) -> Module:
 
 def _shape(t) -> tuple:  # noqa: ANN001  (a Type)
     return (t.dtype.name, tuple(t.shape)) if isinstance(t, TensorType) else ()
+
+
+def _arrays(module: Module, names: set[str]) -> dict[str, np.ndarray]:
+    """The values of the entry computation's instructions ``names`` on two random inputs
+    whose integers span their types' ranges (random_inputs' are small), joined (an
+    evaluation error: none)."""
+    comp = module.entry_computation
+    order = sorted(n for n in names if isinstance(comp[n].type, TensorType))
+    if not order:
+        return {}
+    probed = _probing(module, order)
+    try:
+        runs = [evaluate(probed, _full_range_inputs(comp.parameters, seed)) for seed in (0, 1)]
+    except ActgenError:
+        return {}
+    return {n: np.concatenate([np.asarray(x).ravel(), np.asarray(y).ravel()]) for n, x, y in zip(order, *runs)}
+
+
+def _full_range_inputs(params: list[Instruction], seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    out = random_inputs([p.type for p in params], seed)
+    for k, p in enumerate(params):
+        t = p.type
+        if isinstance(t, TensorType) and t.dtype.is_int:
+            info = np.iinfo(t.dtype.np)
+            out[k] = rng.integers(info.min, info.max, size=t.shape, endpoint=True, dtype=t.dtype.np)
+    return out
 
 
 def _varies(values: dict[str, tuple[bytes, bytes]], n: str) -> bool:
