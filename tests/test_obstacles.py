@@ -4,6 +4,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pathlib
+import re
 import time
 import types
 
@@ -179,6 +180,28 @@ def _s32_kernel(body: str) -> object:
     return _kernel(body, "x = s32[16,16] parameter(0)\n  y = s32[16,16] parameter(1)")
 
 
+def _refuses(tgt, body: str, opcode: str, says: str, allowed: tuple[str, ...] = ()) -> None:
+    """``body`` (over s32 x, y) is refused with its node ``m`` named and ``says`` in the
+    message; each of ``allowed`` is not refused."""
+    from runtime_skeleton.isel.obstacles import kernel_obstacles, refusal
+
+    found = kernel_obstacles(tgt, _s32_kernel(body))
+    assert [(o.opcode, o.name) for o in found] == [(opcode, "m")]
+    assert says in refusal(tgt, found)
+    for ok in allowed:
+        assert kernel_obstacles(tgt, _s32_kernel(ok)) == [], ok
+
+
+def _refused_at_once(tgt, dtype: str, op: str, says: str) -> None:
+    """``op`` of two dtype[32,16] inputs compiles to a located refusal within a second."""
+    t = f"{dtype}[32,16]{{1,0}}"
+    hlo = f"HloModule m\nENTRY e {{\n  x = {t} parameter(0)\n  y = {t} parameter(1)\n  ROOT m = {t} {op}(x, y)\n}}\n"
+    t0 = time.perf_counter()
+    with pytest.raises(CompileError, match=re.escape(f"{op} 'm' ({t}, line 5)") + ".*" + re.escape(says)):
+        compile_hlo(tgt, hlo, timeout=20)
+    assert time.perf_counter() - t0 < 1
+
+
 def test_a_product_of_varying_operands_is_refused_where_no_instruction_multiplies():
     """qkv computes dots but no element-wise multiply, and no rule turns a product of
     two varying tensors into anything else: refused at once, with the node."""
@@ -203,26 +226,18 @@ def test_a_maximum_of_varying_operands_is_refused_where_only_a_relu_computes_one
     """Gemmini's only maximum is its ReLU's, against the constant 0 (mvout_relu): a
     maximum or minimum of two varying tensors is refused at once, named; a ReLU, a
     maximum whose value is one of its operands' and AMX's vmaxps are left alone."""
-    from runtime_skeleton.isel.obstacles import binary_ops, kernel_obstacles, refusal
+    from runtime_skeleton.isel.obstacles import binary_ops, kernel_obstacles
 
     gemmini, amx = target("gemmini"), target("amx")
     assert "maximum" not in binary_ops(phase1.default_rules(gemmini)[1])
     assert {"maximum", "minimum"} <= binary_ops(phase1.default_rules(amx)[1])
-    found = kernel_obstacles(gemmini, _s32_kernel("  ROOT m = s32[16,16] minimum(x, y)"))
-    assert [(o.opcode, o.name) for o in found] == [("minimum", "m")]
-    assert "no gemmini instruction computes minimum of two such operands" in refusal(gemmini, found)
-    for body in ("  z = s32[] constant(0)\n  b = s32[16,16] broadcast(z), dimensions={}\n"
-                 "  ROOT m = s32[16,16] maximum(x, b)",
-                 "  n = s32[16,16] minimum(x, y)\n  ROOT m = s32[16,16] maximum(x, n)",
-                 "  ROOT m = s32[16,16] maximum(x, x)"):
-        assert kernel_obstacles(gemmini, _s32_kernel(body)) == [], body
+    _refuses(gemmini, "  ROOT m = s32[16,16] minimum(x, y)", "minimum",
+             "no gemmini instruction computes minimum of two such operands",
+             ("  z = s32[] constant(0)\n  b = s32[16,16] broadcast(z), dimensions={}\n  ROOT m = s32[16,16] maximum(x, b)",
+              "  n = s32[16,16] minimum(x, y)\n  ROOT m = s32[16,16] maximum(x, n)",
+              "  ROOT m = s32[16,16] maximum(x, x)"))
     assert kernel_obstacles(amx, _s32_kernel("  ROOT m = s32[16,16] maximum(x, y)")) == []
-    hlo = ("HloModule m\nENTRY e {\n  x = s8[32,16]{1,0} parameter(0)\n  y = s8[32,16]{1,0} parameter(1)\n"
-           "  ROOT m = s8[32,16]{1,0} maximum(x, y)\n}\n")
-    t0 = time.perf_counter()
-    with pytest.raises(CompileError, match=r"maximum 'm' \(s8\[32,16\]\{1,0\}, line 5\)"):
-        compile_hlo(gemmini, hlo, timeout=20)
-    assert time.perf_counter() - t0 < 1
+    _refused_at_once(gemmini, "s8", "maximum", "computes maximum of two such operands")
 
 
 def test_only_cancelling_and_constant_rules_take_a_negation_or_product_away():
@@ -240,19 +255,13 @@ def test_a_negation_of_values_no_instruction_reads_is_refused():
     """Gemmini negates and multiplies only in its array, which reads int8: the negation of
     an s32 input is refused at once; that of a widened int8 input is not (its values fit),
     nor is a double negation, nor anything on AMX, whose vpmulld reads s32."""
-    from runtime_skeleton.isel.obstacles import kernel_obstacles, refusal
+    from runtime_skeleton.isel.obstacles import kernel_obstacles
 
     gemmini = target("gemmini")
-    found = kernel_obstacles(gemmini, _s32_kernel("  ROOT n = s32[16,16] negate(x)"))
-    assert [(o.opcode, o.name) for o in found] == [("negate", "n")]
-    assert "fit no integer type a gemmini instruction reads for negate" in refusal(gemmini, found)
+    _refuses(gemmini, "  ROOT m = s32[16,16] negate(x)", "negate",
+             "fit no integer type a gemmini instruction reads for negate",
+             ("  n = s32[16,16] negate(x)\n  ROOT m = s32[16,16] negate(n)",))
     fits = _kernel("  w = s32[16,16] convert(x)\n  ROOT n = s32[16,16] negate(w)", "x = s8[16,16] parameter(0)")
     assert kernel_obstacles(gemmini, fits) == []
-    assert kernel_obstacles(gemmini, _s32_kernel("  n = s32[16,16] negate(x)\n  ROOT m = s32[16,16] negate(n)")) == []
     assert kernel_obstacles(target("amx"), _s32_kernel("  ROOT n = s32[16,16] negate(x)")) == []
-    hlo = ("HloModule m\nENTRY e {\n  x = s32[32,16]{1,0} parameter(0)\n  y = s32[32,16]{1,0} parameter(1)\n"
-           "  ROOT d = s32[32,16]{1,0} subtract(x, y)\n}\n")
-    t0 = time.perf_counter()
-    with pytest.raises(CompileError, match=r"subtract 'd' \(s32\[32,16\]\{1,0\}, line 5\)"):
-        compile_hlo(gemmini, hlo, timeout=20)
-    assert time.perf_counter() - t0 < 1
+    _refused_at_once(gemmini, "s32", "subtract", "reads for subtract")

@@ -65,7 +65,8 @@ from .terms import Class, ENode, Term, View
 AXIOMS: list[Rule] = []
 # Operators an axiom's result can only be computed with, all of them (Appendix C.2's filter
 # keeps a rule when any operator it produces is useful): convert-int-truncate's mask needs
-# an instruction that ands, or it only grows the e-graph (Gemmini requantizes every output).
+# an instruction that ands, or it only grows the e-graph (Gemmini requantizes every output),
+# and so does elementwise-widen's narrowing of an integer result.
 NEEDS: dict[str, frozenset[str]] = {}
 
 COMMUTATIVE = ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
@@ -1806,7 +1807,7 @@ def _truncated(mk: Make, x: Arg, dt: DType) -> Iterator[Arg]:
 WIDENED = frozenset({"add", "subtract", "multiply", "negate", "maximum", "minimum"})
 
 
-@axiom("elementwise-widen", WIDENED, WIDENED | {"convert"})
+@axiom("elementwise-widen", WIDENED, WIDENED | {"convert"}, needs={"and"})
 def elementwise_widen(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """op(a, b) in s8/u8/s16/u16 = convert(op(convert(a), convert(b)) in s32), and in
     bf16/f16 the same through f32, for add, subtract, multiply, negate, maximum, minimum.
