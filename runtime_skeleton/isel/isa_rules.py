@@ -31,7 +31,7 @@ unless another instruction of the target computes y by itself.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -716,23 +716,30 @@ def _is_zeros(p: Pattern, i: int) -> bool:
     return c.op == "constant" and lit is not None and not lit.shape and not lit.array.any()
 
 
+def reached(p: Pattern, below: Callable[[PNode], Iterable[int]]) -> Iterator[int]:
+    """The pattern's nodes from its root down, each once, going from a node to the nodes
+    ``below`` gives for it."""
+    stack, seen = [p.root], set()
+    while stack:
+        k = stack.pop()
+        if k in seen:
+            continue
+        seen.add(k)
+        yield k
+        stack.extend(below(p.nodes[k]))
+
+
 def root_ops(p: Pattern) -> frozenset[str]:
     """Operators a class must have for the pattern to match there: the root's, and
     those reached by skipping identity ops; ANY when a skip reaches a parameter."""
     ops: set[str] = set()
-    stack, seen = [p.root], set()
-    while stack:
-        i = stack.pop()
-        if i in seen:
-            continue
-        seen.add(i)
+    for i in reached(p, lambda pn: [skip.child for skip in _identity_skips(p, pn)]):
         pn = p.nodes[i]
         if pn.param is not None:
             return frozenset({ANY})
         ops.add(pn.op)
         if pn.op in VIEWS:  # matched modulo views: any view node leads into the closure
             ops |= VIEWS
-        stack.extend(skip.child for skip in _identity_skips(p, pn))
     return frozenset(ops)
 
 

@@ -47,6 +47,7 @@ from ..reference import evaluate
 from ..reference.npz_io import random_inputs
 from ..target import TargetDef
 from .axioms import NAMED_OPS, elementwise_of_constants
+from .isa_rules import reached
 from .phase1 import default_rules, target_ops
 from .rules import ANY
 
@@ -317,16 +318,9 @@ def written_types(target: TargetDef) -> set[str]:
 def _written(patterns: list) -> set[str]:
     out: set[str] = set()
     for p in patterns:
-        stack, seen = [p.root], set()
-        while stack:
-            k = stack.pop()
-            if k in seen:
-                continue
-            seen.add(k)
+        for k in reached(p, lambda n: n.children if n.op in MOVING else ()):
             n = p.nodes[k]
-            if n.op in MOVING:
-                stack += list(n.children)
-            elif n.param is None and n.op not in ("constant", "iota"):
+            if n.op not in MOVING and n.param is None and n.op not in ("constant", "iota"):
                 out.add(n.dtype)
     return out
 

@@ -42,6 +42,7 @@ from ..layout import byte_size
 from ..program import Program
 from ..sim.roofline import roofline
 from ..target import TargetDef
+from ..isel.isa_rules import reached
 from ..isel.phase1 import target_facts
 from ..target_info import DATA_OPS, target_info
 from . import parallel
@@ -184,12 +185,7 @@ def _narrowest(target: TargetDef) -> dict[int, int]:
         if not target.buffers[p.ins.output.buffer].is_hbm:
             continue
         least = [(v, z3.IntVal(p.ranges[id(v)][0])) for v in p.alpha.values() if id(v) in p.ranges]
-        stack, seen = [p.root], set()
-        while stack:
-            k = stack.pop()
-            if k in seen:
-                continue
-            seen.add(k)
+        for k in reached(p, lambda n: n.children if n.param is None and n.op in DATA_OPS else ()):
             n = p.nodes[k]
             if n.param is not None and target.buffers[p.ins.inputs[n.param].buffer].is_hbm:
                 continue  # the bytes a read-modify-write store keeps
@@ -197,8 +193,6 @@ def _narrowest(target: TargetDef) -> dict[int, int]:
             extent = _least(n.shape[-1], least) if n.shape else None
             if extent:
                 out[width] = min(out.get(width, extent * width), extent * width)
-            if n.param is None and n.op in DATA_OPS:
-                stack += list(n.children)
     return out
 
 
