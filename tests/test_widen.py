@@ -12,7 +12,7 @@ from runtime_skeleton.ir.types import TensorType
 from runtime_skeleton.ir.widen import NARROW_INTS, ORDERED, WRAPPING, narrow_pairs, widened
 from runtime_skeleton.reference import evaluate
 from runtime_skeleton.reference.npz_io import random_inputs
-from runtime_skeleton.superopt.stages import narrow_arithmetic
+from runtime_skeleton.isel.phase1 import target_facts
 
 ALL = narrow_pairs(set())
 
@@ -64,8 +64,10 @@ def test_only_the_pairs_asked_for_are_widened():
 
 def test_amx_computes_no_byte_arithmetic_and_gemmini_none_at_all():
     amx = importlib.import_module("generated.amx").TARGET
-    assert ("add", "u8") in narrow_arithmetic(amx) and ("maximum", "s8") in narrow_arithmetic(amx)
-    assert narrow_arithmetic(amx) == ALL
+    narrow = target_facts(amx).narrow_arithmetic
+    assert ("add", "u8") in narrow and ("maximum", "s8") in narrow
+    assert narrow == ALL
+    assert target_facts(importlib.import_module("generated.gemmini").TARGET).narrow_arithmetic == ALL
 
 
 def test_a_byte_add_compiles_on_amx_through_dwords():

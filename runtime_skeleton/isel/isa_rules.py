@@ -47,6 +47,7 @@ from ..ir.ops import VIEWS
 from ..ir.types import TensorType
 from ..symbolic import Z3Algebra
 from ..target import InstructionDef, TargetDef
+from ..target_info import DATA_OPS
 from .bflat import zero_term
 from .convert import reducer_name
 from .egraph import ClassId
@@ -836,3 +837,33 @@ def _extents(p: Pattern, i: int, alpha: dict[str, int]) -> tuple[int, ...]:
         p.extents[key] = tuple(n if isinstance(n, int) else z3.simplify(z3.substitute(n, *subst)).as_long()
                                for n in p.nodes[i].shape)
     return p.extents[key]
+
+
+def narrowest_stores(target: TargetDef, patterns: list[Pattern]) -> dict[int, int]:
+    """Per element width in bytes, the fewest bytes of a row that an instruction writing
+    HBM writes of values that wide, its attributes at their least (Gemmini's mvout_acc32: a
+    row of DIM s32, 64 bytes; AMX's vmovups_store: one float). A tile that is part of an
+    output row is stored so, so a narrower one cannot be written: the tiled search does
+    not try it (Gemmini fuzz kernels spent their time on s32 columns of 8, 4, 2 and 1).
+    Widths no such instruction writes are absent (nothing is pruned for them)."""
+    out: dict[int, int] = {}
+    for p in patterns:
+        if not target.buffers[p.ins.output.buffer].is_hbm:
+            continue
+        least = [(v, z3.IntVal(p.ranges[id(v)][0])) for v in p.alpha.values() if id(v) in p.ranges]
+        for k in reached(p, lambda n: n.children if n.param is None and n.op in DATA_OPS else ()):
+            n = p.nodes[k]
+            if n.param is not None and target.buffers[p.ins.inputs[n.param].buffer].is_hbm:
+                continue  # the bytes a read-modify-write store keeps
+            width = dtype(n.dtype).nbytes
+            extent = _least(n.shape[-1], least) if n.shape else None
+            if extent:
+                out[width] = min(out.get(width, extent * width), extent * width)
+    return out
+
+
+def _least(e, least) -> int | None:  # noqa: ANN001  (an int or a z3 expression in α)
+    if isinstance(e, int):
+        return e
+    v = z3.simplify(z3.substitute(e, *least)) if least else z3.simplify(e)
+    return v.as_long() if z3.is_int_value(v) else None

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ActgenError, SourceLoc
+from ..ir.dtypes import DTYPES
 from ..ir.graph import Computation, Instruction, Module
 from ..ir.ops import ALL_OPS, BINARY_OPS, CONTRACTIONS, DATA_MOVEMENT, PLUMBING, REDUCTIONS, UNARY_OPS
 from ..ir.types import TensorType, TupleType
@@ -193,33 +194,27 @@ def operand_types(patterns: list) -> dict[str, set[str]]:
     converted to s32 reads int8)."""
     out: dict[str, set[str]] = {}
     for p in patterns:
-        varying: set[int] = set()
-        for k, n in enumerate(p.nodes):
-            if n.param is not None or any(c in varying for c in n.children):
-                varying.add(k)
+        varying = _varying_nodes(p)
+        for n in p.nodes:
             if n.op not in READERS["negate"]:
                 continue
             for c in n.children:
                 if c not in varying:
                     continue
-                while p.nodes[c].op == "convert" and _is_int(p.nodes[c].dtype) and \
-                        _is_int(p.nodes[p.nodes[c].children[0]].dtype):
+                while p.nodes[c].op == "convert" and DTYPES[p.nodes[c].dtype].is_int and \
+                        DTYPES[p.nodes[p.nodes[c].children[0]].dtype].is_int:
                     c = p.nodes[c].children[0]
                 out.setdefault(n.op, set()).add(p.nodes[c].dtype)
     return out
-
-
-def _is_int(dtype: str) -> bool:
-    return dtype[:1] in "su" and dtype[1:].isdigit()
 
 
 def _fits(a: np.ndarray, types: set[str]) -> bool:
     """The integers ``a`` holds lie within one of ``types`` (float types hold none: no rule
     turns integer arithmetic into float arithmetic)."""
     lo, hi = int(a.min()), int(a.max())
-    for t in types:
-        if _is_int(t):
-            info = np.iinfo(np.dtype(("int" if t[0] == "s" else "uint") + t[1:]))
+    for t in map(DTYPES.__getitem__, types):
+        if t.is_int:
+            info = np.iinfo(t.np)
             if info.min <= lo and hi <= info.max:
                 return True
     return False
@@ -230,13 +225,19 @@ def binary_ops(patterns: list) -> set[str]:
     instruction's inputs (a ReLU's maximum against a constant 0 is not one)."""
     out: set[str] = set()
     for p in patterns:
-        varying: set[int] = set()
-        for k, n in enumerate(p.nodes):  # operands come before their users
-            if n.param is not None or any(c in varying for c in n.children):
-                varying.add(k)
-            if sum(c in varying for c in set(n.children)) >= 2:
-                out.add(n.op)
+        varying = _varying_nodes(p)
+        out |= {n.op for n in p.nodes if sum(c in varying for c in set(n.children)) >= 2}
     return out
+
+
+def _varying_nodes(p) -> set[int]:  # noqa: ANN001  (a Pattern)
+    """The pattern's nodes that depend on an instruction input (operands come before
+    their users in ``p.nodes``)."""
+    varying: set[int] = set()
+    for k, n in enumerate(p.nodes):
+        if n.param is not None or any(c in varying for c in n.children):
+            varying.add(k)
+    return varying
 
 
 def refusal(target: TargetDef, found: list[Obstacle]) -> str:
@@ -392,6 +393,12 @@ def _probing(module: Module, names: list[str]) -> Module:
 def _values(module: Module, names: set[str]) -> dict[str, tuple[bytes, bytes]]:
     """The bytes of the entry computation's instructions ``names`` (tensors only) on two
     random inputs (an evaluation error: none)."""
+    return {n: (x.tobytes(), y.tobytes()) for n, (x, y) in _runs(module, names, random_inputs).items()}
+
+
+def _runs(module: Module, names: set[str], inputs) -> dict[str, tuple[np.ndarray, np.ndarray]]:  # noqa: ANN001
+    """The values of the entry computation's instructions ``names`` (tensors only) on the
+    inputs ``inputs(types, seed)`` gives for seeds 0 and 1 (an evaluation error: none)."""
     comp = module.entry_computation
     order = sorted(n for n in names if isinstance(comp[n].type, TensorType))
     if not order:
@@ -399,10 +406,10 @@ def _values(module: Module, names: set[str]) -> dict[str, tuple[bytes, bytes]]:
     probed = _probing(module, order)
     types = [p.type for p in comp.parameters]
     try:
-        a, b = (evaluate(probed, random_inputs(types, seed)) for seed in (0, 1))
+        a, b = (evaluate(probed, inputs(types, seed)) for seed in (0, 1))
     except ActgenError:
         return {}
-    return {n: (np.asarray(x).tobytes(), np.asarray(y).tobytes()) for n, x, y in zip(order, a, b)}
+    return {n: (np.asarray(x), np.asarray(y)) for n, x, y in zip(order, a, b)}
 
 
 def _forwarded(module: Module) -> Module:
@@ -435,23 +442,13 @@ def _arrays(module: Module, names: set[str]) -> dict[str, np.ndarray]:
     """The values of the entry computation's instructions ``names`` on two random inputs
     whose integers span their types' ranges (random_inputs' are small), joined (an
     evaluation error: none)."""
-    comp = module.entry_computation
-    order = sorted(n for n in names if isinstance(comp[n].type, TensorType))
-    if not order:
-        return {}
-    probed = _probing(module, order)
-    try:
-        runs = [evaluate(probed, _full_range_inputs(comp.parameters, seed)) for seed in (0, 1)]
-    except ActgenError:
-        return {}
-    return {n: np.concatenate([np.asarray(x).ravel(), np.asarray(y).ravel()]) for n, x, y in zip(order, *runs)}
+    return {n: np.concatenate([x.ravel(), y.ravel()]) for n, (x, y) in _runs(module, names, _full_range_inputs).items()}
 
 
-def _full_range_inputs(params: list[Instruction], seed: int) -> list[np.ndarray]:
+def _full_range_inputs(types: list, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    out = random_inputs([p.type for p in params], seed)
-    for k, p in enumerate(params):
-        t = p.type
+    out = random_inputs(types, seed)
+    for k, t in enumerate(types):
         if isinstance(t, TensorType) and t.dtype.is_int:
             info = np.iinfo(t.dtype.np)
             out[k] = rng.integers(info.min, info.max, size=t.shape, endpoint=True, dtype=t.dtype.np)

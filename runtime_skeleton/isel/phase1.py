@@ -21,6 +21,7 @@ from ..errors import ActgenError, SourceLoc
 from ..refusal import NO_PII_GRAPH, Refusal
 from ..ir.graph import Module
 from ..ir.types import TensorType
+from ..ir.widen import narrow_pairs
 from ..layout import flatten
 from ..reference import evaluate
 from ..target import TargetDef
@@ -30,7 +31,7 @@ from .convert import module_to_terms
 from .entry_layout import stored, windowed
 from .extract import Extractor, PiiGraph, missing
 from .identity import IDENTITY_RULES
-from .isa_rules import Pattern, isa_rules
+from .isa_rules import Pattern, isa_rules, narrowest_stores
 from .rules import Admit, Rule, SaturationStats, run_rules
 from .tensor_egraph import TensorEGraph
 from .pretile import pretile
@@ -186,6 +187,8 @@ class TargetFacts:
     tiles: Tiles  # the sizes instructions compute each (operator, dtype) at
     dots: frozenset[tuple[str, str, str]]  # the (lhs, rhs, result) dtypes instructions' dots read
     ops: frozenset[str]  # the operators the instructions' semantics use
+    narrowest_stores: dict[int, int]  # element width -> the fewest row bytes a store to HBM writes
+    narrow_arithmetic: frozenset[tuple[str, str]]  # (operator, narrow int type) pairs ir.widen computes in s32
 
 
 _FACTS: dict[int, tuple[TargetDef, TargetFacts]] = {}
@@ -221,7 +224,9 @@ def _facts(target: TargetDef) -> TargetFacts:
     tiles, dots = instruction_tiles(patterns), instruction_dots(patterns)
     rules = rules_for_ops(ops) + [tile_split_rule(tiles, dots)] + IDENTITY_RULES + \
         [_materialize_constants(), hbm_round_trip()] + isa
-    return TargetFacts(rules, patterns, tiles, dots, frozenset(ops))
+    computed = {(n.op, n.dtype) for p in patterns for n in p.nodes}
+    return TargetFacts(rules, patterns, tiles, dots, frozenset(ops), narrowest_stores(target, patterns),
+                       narrow_pairs(computed))
 
 
 class InstructionSelector:

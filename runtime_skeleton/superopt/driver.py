@@ -22,12 +22,13 @@ from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
 from ..ir.graph import Module
 from ..ir.reverses import sunk
 from ..ir.widen import widened
+from ..isel.phase1 import target_facts
 from ..target import TargetDef
 from .blocks import block_plan
 from .capacity import outer_products
 from .outputs import output_plan, parts, several_outputs
 from .sequence import Plan, compile_plan
-from .stages import (isolated_plan, moved_apart, narrow_arithmetic, piece_numbers, piece_plan, reduce_stage_plan, replicated,
+from .stages import (isolated_plan, moved_apart, piece_numbers, piece_plan, reduce_stage_plan, replicated,
                      stage_plan)
 from .strip import NotTileable
 from .tiled import MAX_DIRECT_BLOCKS, blocks, compile_tiled
@@ -65,7 +66,7 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
     When the whole kernel compiles only as loops over strips of a broadcast of a computed
     value, each iteration computes that value again: its pieces, which compute it once,
     are then tried in the time left, and the cheaper program is kept."""
-    module = widened(module, narrow_arithmetic(target))  # the same values (ir.widen)
+    module = widened(module, target_facts(target).narrow_arithmetic)  # the same values (ir.widen)
     moved = moved_apart(target)
     if moved:  # the same bits (ir.reverses); compile_module checks the program against the kernel as written
         module = sunk(module)

@@ -29,7 +29,6 @@ from collections.abc import Callable
 from ..ir.graph import Computation, Instruction, Module
 from ..ir.ops import CONTRACTIONS
 from ..ir.types import TensorType, TupleType
-from ..ir.widen import narrow_pairs
 from ..isel.phase1 import target_facts
 from ..target import TargetDef
 from .reduction import chained
@@ -167,12 +166,6 @@ def moved_apart(target: TargetDef) -> frozenset[str]:
     a larger kernel the rules push the other operators into its pieces and the e-graph
     grows with them."""
     return frozenset({"reverse"}) - target_facts(target).ops
-
-
-def narrow_arithmetic(target: TargetDef) -> frozenset[tuple[str, str]]:
-    """The element-wise (operator, narrow integer type) pairs no instruction of ``target``
-    computes as they are, which ``ir.widen`` computes in s32 (AMX: every one on bytes)."""
-    return narrow_pairs({(n.op, n.dtype) for p in target_facts(target).patterns for n in p.nodes})
 
 
 def isolated_plan(module: Module, ops: frozenset[str]) -> Plan | None:

@@ -28,23 +28,19 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-
-import z3
 from dataclasses import dataclass
 
 from .. import budget, progress
 from ..errors import ActgenError
 from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
-from ..ir.dtypes import DTYPES
 from ..ir.graph import Module
 from ..ir.types import TensorType
 from ..layout import byte_size
 from ..program import Program
 from ..sim.roofline import roofline
 from ..target import TargetDef
-from ..isel.isa_rules import reached
 from ..isel.phase1 import target_facts
-from ..target_info import DATA_OPS, target_info
+from ..target_info import target_info
 from . import parallel
 from .capacity import combining_buffers, kernel_rows, outer_products
 from .loops import Piece, cheapest_checked, looped_programs
@@ -130,7 +126,7 @@ def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | 
     var = f"i{depth}"
     out: list = []
     why: list[str] = []
-    narrowest = narrowest_stores(target)
+    narrowest = target_facts(target).narrowest_stores
     for d in cut_dimensions(module):
         for t in tile_sizes(module, d):
             try:
@@ -140,7 +136,7 @@ def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | 
                 continue
             row = _partial_row(module.result_type, option.tile.result_type)
             if row is None or row >= narrowest.get(module.result_type.dtype.nbytes, 0):
-                out.append(option)  # (a narrower one no store writes: not an option, as a tile no size divides)
+                out.append(option)  # (a narrower one no store writes, isa_rules.narrowest_stores: not an option)
     found = contraction(module)
     if found is not None:
         dot, k = found
@@ -161,46 +157,6 @@ def _partial_row(whole, tile) -> int | None:  # noqa: ANN001  (Types)
             whole.effective_layout.is_default() and tile.shape[-1] < whole.shape[-1]):
         return None
     return tile.shape[-1] * tile.dtype.nbytes
-
-
-_NARROWEST: dict[int, tuple[TargetDef, dict[int, int]]] = {}
-
-
-def narrowest_stores(target: TargetDef) -> dict[int, int]:
-    """Per element width in bytes, the fewest bytes of a row that an instruction writing
-    HBM writes of values that wide, its attributes at their least (Gemmini's mvout_acc32: a
-    row of DIM s32, 64 bytes; AMX's vmovups_store: one float). The rows of a tile that is
-    part of an output row are stored so, so a narrower tile cannot be written: the tiled
-    search does not try it (Gemmini fuzz kernels spent their time on s32 columns of 8, 4,
-    2 and 1). Widths no such instruction writes are absent (nothing is pruned for them)."""
-    got = _NARROWEST.get(id(target))
-    if got is None or got[0] is not target:
-        got = _NARROWEST[id(target)] = (target, _narrowest(target))
-    return got[1]
-
-
-def _narrowest(target: TargetDef) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for p in target_facts(target).patterns:
-        if not target.buffers[p.ins.output.buffer].is_hbm:
-            continue
-        least = [(v, z3.IntVal(p.ranges[id(v)][0])) for v in p.alpha.values() if id(v) in p.ranges]
-        for k in reached(p, lambda n: n.children if n.param is None and n.op in DATA_OPS else ()):
-            n = p.nodes[k]
-            if n.param is not None and target.buffers[p.ins.inputs[n.param].buffer].is_hbm:
-                continue  # the bytes a read-modify-write store keeps
-            width = DTYPES[n.dtype].nbytes
-            extent = _least(n.shape[-1], least) if n.shape else None
-            if extent:
-                out[width] = min(out.get(width, extent * width), extent * width)
-    return out
-
-
-def _least(e, least) -> int | None:  # noqa: ANN001  (an int or a z3 expression in α)
-    if isinstance(e, int):
-        return e
-    v = z3.simplify(z3.substitute(e, *least)) if least else z3.simplify(e)
-    return v.as_long() if z3.is_int_value(v) else None
 
 
 def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: float, depth: int,
