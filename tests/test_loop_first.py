@@ -82,8 +82,10 @@ def test_a_fuzz_kernel_of_two_chained_f32_dots_compiles_in_stages():
 def test_straight_line_code_after_the_loop_still_gets_its_share():
     """A dot of a broadcast row (all its rows alike) on AMX in f32: its loop comes first,
     but the straight-line program computes one row and is far cheaper; it gets the share
-    of the time it would have had first, and wins."""
+    of the time it would have had first, and wins. (The driver keeps 40% of the budget for
+    the kernel one operator at a time, ``driver.OPERATORS_RESERVE``; the straight-line
+    attempt needs about 5 of the 12 work-seconds 20 leave.)"""
     kernel = ROOT / "tests/data/kernels/fuzz_amx_98003.hlo"
-    res = compile_hlo(AMX, kernel, CompileOptions(timeout=10, deterministic=True))
+    res = compile_hlo(AMX, kernel, CompileOptions(timeout=20, deterministic=True))
     assert res.split is None and res.tiling is None
     assert verify(AMX, res) == []

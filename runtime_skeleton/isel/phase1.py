@@ -169,6 +169,10 @@ SPLITS = ("concat-binarize", "concat-merge-slices")
 # fuzz kernels it maps (seeds 90017-90056) had their first pii graph within 53 times; AMX
 # kernels, which need no lowering, grew past 10k e-nodes with none (K1 entered as 40).
 LOWERING_FIRST_GROWTH = 64
+# ... and at least to this many e-nodes: a kernel of a few nodes needs a few lowering steps all
+# the same (a byte negate widened to s32 on AMX, 8 e-nodes as it entered: its pii graph at 703
+# e-nodes in 0.2 s, where the cheap-first schedule took 3 s)
+LOWERING_FIRST_FLOOR = 2048
 
 
 def is_split(r: Rule) -> bool:
@@ -326,7 +330,7 @@ class InstructionSelector:
         lowering_first = [r for r in self.rules if not is_split(r)]
         growth = self.limits.max_nodes // 2
         if self.limits.tiles_first is None:
-            growth = min(growth, LOWERING_FIRST_GROWTH * self.eg.view.node_count())
+            growth = min(growth, max(LOWERING_FIRST_FLOOR, LOWERING_FIRST_GROWTH * self.eg.view.node_count()))
         again = yield from self._rounds(lowering_first, seen, deadline, stop, growth, room)
         if again and budget.now() < deadline:
             self._seed()

@@ -2,9 +2,10 @@
 share of the time. Each strategy's module says how it cuts a kernel; this one tries them.
 
 - ``compile_kernel``: a kernel of several outputs goes to ``compile_outputs``, any other
-  to ``compile_staged``.
+  to ``compile_or_operators``: ``compile_staged``, else the kernel one operator at a time
+  in the time kept for it (``OPERATORS_RESERVE``).
 - ``compile_outputs``: the whole tuple straight-line (``direct``) within its share, else
-  each output's cone as a kernel of its own (``compile_parts``, each by ``compile_staged``),
+  each output's cone as a kernel of its own (``compile_parts``, each by ``compile_or_operators``),
   in sequence.
 - ``compile_staged``: the whole kernel straight-line or in loops (``tiled``), else the
   blocks of its root (``blocks``), its stages, its reduction stages or its pieces
@@ -28,8 +29,8 @@ from .blocks import block_plan
 from .capacity import outer_products
 from .outputs import output_plan, parts, several_outputs
 from .sequence import Plan, compile_plan
-from .stages import (isolated_plan, moved_apart, piece_numbers, piece_plan, reduce_stage_plan, replicated,
-                     stage_plan)
+from .stages import (isolated_plan, moved_apart, operator_plan, piece_numbers, piece_plan, reduce_stage_plan,
+                     replicated, stage_plan)
 from .strip import NotTileable
 from .tiled import MAX_DIRECT_BLOCKS, blocks, compile_tiled
 
@@ -45,6 +46,9 @@ STAGES_FIRST = 0.75
 # stage is the kernel with its reverses read as inputs, which needs about what the whole kernel
 # would, and the whole kernel with its reverses cut to elements mostly does not compile at all
 ISOLATED_FIRST = 0.85
+# Of the time, what is kept for the kernel one operator at a time when nothing else compiled it
+# (``compile_or_operators``): its operators compile in loops of rows in a tenth of a second or so each
+OPERATORS_RESERVE = 0.4
 LARGE_TUPLE_NODES_DIVISOR = 8  # a tuple over MAX_DIRECT_BLOCKS gets this share of phase 1's e-nodes whole
 
 
@@ -52,7 +56,29 @@ def compile_kernel(target: TargetDef, module: Module, opts: CompileOptions, dead
     """A kernel by the strategies above (its calls inlined, its empty values dropped)."""
     if several_outputs(module):
         return compile_outputs(target, module, opts, deadline)
-    return compile_staged(target, module, opts, deadline)
+    return compile_or_operators(target, module, opts, deadline)
+
+
+def compile_or_operators(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
+    """``compile_staged`` within all but ``OPERATORS_RESERVE`` of the time, else, in the rest,
+    the kernel one operator at a time (``stages.operator_plan``), each operator with the
+    views it reads a kernel of its own (widened, its reverses sunk: ``compile_staged``)
+    and its result in HBM. The fuzzer draws operators that compile alone, so a kernel of
+    such operators compiles this way, if not as cheaply as fused."""
+    plan = operator_plan(module)
+    if plan is None:
+        return compile_staged(target, module, opts, deadline)
+    t0 = budget.now()
+    try:
+        return compile_staged(target, module, opts, t0 + (1 - OPERATORS_RESERVE) * max(0.0, deadline - t0))
+    except CompileError as err:
+        progress.decided(f"the kernel: none ({err.message})")
+        progress.note(f"one operator at a time: {len(plan.parts)} operators")
+        try:
+            return compile_plan(target, module, plan, compile_staged, opts, deadline)
+        except CompileError as no:
+            raise CompileError(f"{err.message}\n  one operator at a time: {no.message}", err.loc or no.loc,
+                               err.refusal or no.refusal) from None
 
 
 def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
@@ -185,4 +211,4 @@ def compile_parts(target: TargetDef, module: Module, opts: CompileOptions, deadl
         plan = output_plan(module)
     except NotTileable as err:
         raise CompileError(err.message) from None
-    return compile_plan(target, module, plan, compile_staged, opts, deadline)
+    return compile_plan(target, module, plan, compile_or_operators, opts, deadline)

@@ -34,6 +34,8 @@ from ..target import TargetDef
 from .reduction import chained
 from .sequence import Part, Plan
 
+REPLAYED = frozenset({"reshape", "bitcast-convert", "broadcast"})  # computed in each operator part that reads them
+
 
 def stage_numbers(comp: Computation, contractions: frozenset[str] = CONTRACTIONS) -> dict[str, int]:
     """Stage (1, 2, ...) of each instruction the root depends on; parameters and
@@ -74,6 +76,18 @@ def piece_numbers(comp: Computation) -> dict[str, int]:
             (u,) = users[n]
             piece[n] = piece[u]
     return piece
+
+
+def operator_numbers(comp: Computation) -> dict[str, int]:
+    """Part (1, 2, ...) of each instruction that reads an input and computes, one each in
+    program order: every operator but a reshape, bitcast or broadcast (``REPLAYED``), which
+    have none unless they are the root: each part that reads one computes it (a broadcast
+    of a computed value is then read at its own size)."""
+    order = comp.operands_first()
+    reads = _reads_input(comp, order)
+    computed = [n for n in order if reads[n] and comp[n].opcode != "parameter"
+                and (n == comp.root or comp[n].opcode not in REPLAYED)]
+    return {n: k for k, n in enumerate(computed, start=1)}
 
 
 def isolated_numbers(comp: Computation, ops: frozenset[str]) -> dict[str, int]:
@@ -177,6 +191,11 @@ def isolated_plan(module: Module, ops: frozenset[str]) -> Plan | None:
     return grouped_plan(module, "isolated stage", lambda c: isolated_numbers(c, ops))
 
 
+def operator_plan(module: Module) -> Plan | None:
+    """The kernel one operator at a time (``operator_numbers``), or None when it has one."""
+    return grouped_plan(module, "operator", operator_numbers)
+
+
 def piece_plan(module: Module) -> Plan | None:
     """The kernel as pieces in sequence (``piece_numbers``), or None when it is one piece."""
     return grouped_plan(module, "piece", piece_numbers)
@@ -201,7 +220,7 @@ def grouped_plan(module: Module, kind: str, numbers: Callable[[Computation], dic
     parts = []
     for k in range(1, last + 1):
         members = [n for n in order if stage.get(n) == k]
-        outputs = [n for n in members if n == comp.root or any(stage.get(u, 0) > k for u in _users(comp, n))]
+        outputs = [n for n in members if n == comp.root or any(stage[u] > k for u in _readers(comp, n, stage))]
         for n in outputs:
             if n not in tensor_of:
                 tensor_of[n] = len(types)
@@ -243,5 +262,16 @@ def _stage_module(module: Module, comp: Computation, k: int, members: list[str],
     return Module(f"{module.name}.stage{k - 1}", computations, module.entry, module.loc, output_written=True), reads
 
 
-def _users(comp: Computation, name: str) -> list[str]:
-    return [u.name for u in comp.users(name)]
+def _readers(comp: Computation, name: str, stage: dict[str, int]) -> set[str]:
+    """The numbered instructions that read ``name``, directly or through instructions
+    without a number (which each part that reads them computes)."""
+    found: set[str] = set()
+    todo = [u.name for u in comp.users(name)]
+    while todo:
+        u = todo.pop()
+        if u in stage:
+            found.add(u)
+        elif u not in found:
+            found.add(u)
+            todo += [v.name for v in comp.users(u)]
+    return {u for u in found if u in stage}

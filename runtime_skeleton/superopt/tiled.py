@@ -2,7 +2,9 @@
 one straight-line program).
 
 First the whole kernel gets ``direct_share`` of the time as straight-line code
-(Act), unless it is too large to try (``MAX_DIRECT_BLOCKS``). If that fails, its
+(Act), unless it is too large to try (``MAX_DIRECT_BLOCKS``); when a cut is nearer a
+natural on-chip shape than the kernel as it is (``_preferred``), that cut comes first,
+for a first program, with ``FIRST_PROGRAM`` of the time. If that fails, its
 natural blocks come next: the output cut at once into blocks of Q x R (below), each
 block's kernel compiled as straight-line code, in a loop nest (``_natural_blocks``; a
 kernel of a few such blocks whose whole e-graph grows too large maps block by block).
@@ -63,6 +65,12 @@ BLOCKS_SHARE = 0.75
 # others but the last half of it: options nest (rows, then columns, then a reduction loop's steps),
 # and halving at every level left the innermost preferred option an eighth
 FIRST_OPTION = 0.75
+# A whole kernel's preferred cut comes first, for a first program: a loop over natural tiles
+# mostly maps in a fraction of a second where straight-line code of the whole kernel can take
+# all of its share and find nothing (64 rows of s8 -> s32 on AMX: 5 s for no pii graph, the
+# loop of rows 0.02 s). It gets this share of the time; straight-line code comes next, with its
+# ``direct_share`` whether the loop was found or not, and wins when it is no costlier.
+FIRST_PROGRAM = 0.2
 
 
 @dataclass(frozen=True)
@@ -176,19 +184,23 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
     # a whole kernel tries straight-line code first (Act), but after a reduction loop that
     # is its natural program (_loop_first); inside loops it ranks with the cuts
     moves = _reversal_moves(target, ctx.tile, options)
+    quick = False  # the first option is a whole kernel's first cut, tried for a first program only
     if moves is not None:  # a reversal's natural program: its loop of moves, each move straight-line
         options = moves + [o for o in _preferred(target, ctx.tile, options + direct) if o not in moves]
     elif ctx.loops:
         options = _preferred(target, ctx.tile, options + direct)
-    else:
+    else:  # straight-line code (after the first cut when that is nearer a natural shape), its
+        # natural blocks, the other cuts
         cuts = _preferred(target, ctx.tile, options)
-        options = cuts[:1] + direct + cuts[1:] if _loop_first(target, ctx.tile, cuts[0]) else direct + cuts
-        natural = _natural_blocks(target, ctx)
-        if natural is not None and options[0] is DIRECT:  # straight-line, then its natural blocks, then cuts
-            options = options[:1] + [natural] + options[1:]
+        if _loop_first(target, ctx.tile, cuts[0]):
+            options = cuts[:1] + direct + cuts[1:]
+        else:
+            quick = bool(direct) and _preferred(target, ctx.tile, cuts[:1] + direct)[0] is not DIRECT
+            natural = _natural_blocks(target, ctx) if direct else None
+            options = cuts[:int(quick)] + direct + ([natural] if natural is not None else []) + cuts[int(quick):]
     if depth == 0 and opts.jobs > 1 and len(options) > 1 and not opts.deterministic and \
             parallel.can_start_workers() and parallel.package_name(target):
-        return _search_parallel(target, ctx, options, opts, deadline, kernel, why)
+        return _search_parallel(target, ctx, options, opts, deadline, kernel, why, quick)
     best: _Found | None = None
     spent = 0.0  # work-seconds the first successful option took: later ones get patience times that
     direct_error: ActgenError | None = None
@@ -198,7 +210,8 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
         if now >= deadline:
             why.append("the time limit")
             break
-        until = _until(options, n, opts, now, deadline) if best is None else min(deadline, now + opts.patience * spent)
+        until = _until(options, n, opts, now, deadline, quick) if best is None else \
+            min(deadline, now + opts.patience * spent)
         # after a loop that came first, straight-line code gets its share of the search's time,
         # unless no patience is asked (compile_plan's first pass wants a first program only)
         if option is DIRECT and best is not None and not ctx.loops and opts.patience > 0 and moves is None:
@@ -220,8 +233,8 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
                 break
             continue
         progress.decided(f"{indent}{what}: cost {found.cost:g}" + (f" (best so far {best.cost:g})" if best else ""))
-        if option is DIRECT and not ctx.loops:
-            return found  # a kernel that fits takes the direct path (Act's program)
+        if option is DIRECT and not ctx.loops:  # a kernel that fits takes the direct path (Act's program)
+            return found if best is None or found.cost <= best.cost else best
         if best is None:
             spent = budget.now() - now
         elif found.cost >= best.cost:
@@ -278,11 +291,13 @@ def _loop_first(target: TargetDef, module: Module, option: Tiling | Split) -> bo
         option.buffer in combining_buffers(target, module, ins) and kernel_rows(target, module) == 1
 
 
-def _until(options: list, n: int, opts: CompileOptions, now: float, deadline: float) -> float:
-    """Before a success, the first option gets ``FIRST_OPTION`` of what is left, the others
-    at most half (the last all); a whole kernel's first, straight-line attempt gets
-    ``direct_share``, its natural blocks ``BLOCKS_SHARE``."""
-    if options[n] is DIRECT and n == 0:
+def _until(options: list, n: int, opts: CompileOptions, now: float, deadline: float, quick: bool = False) -> float:
+    """Before a success, the first option gets ``FIRST_OPTION`` of what is left (``FIRST_PROGRAM``
+    when it is ``quick``), the others at most half (the last all); a whole kernel's
+    straight-line attempt gets ``direct_share``, its natural blocks ``BLOCKS_SHARE``."""
+    if n == 0 and quick:
+        return now + FIRST_PROGRAM * max(0.0, deadline - now)
+    if options[n] is DIRECT and (n == 0 or quick):
         return now + opts.direct_share * max(0.0, deadline - now)
     if isinstance(options[n], _Blocks):
         return now + BLOCKS_SHARE * (deadline - now)
@@ -307,24 +322,24 @@ def _nothing(direct_error: ActgenError | None, why: list[str]) -> CompileError:
 
 
 def _search_parallel(target: TargetDef, ctx: Tiling, options: list, opts: CompileOptions, deadline: float,
-                     kernel: Module, why: list[str]) -> _Found:
+                     kernel: Module, why: list[str], quick: bool) -> _Found:
     """The options of the whole kernel evaluated by ``opts.jobs`` worker processes
     (``--jobs``), started in the same order and with the same time rules as in one
     process. After the first success the others get ``patience`` times the time it
     took; the cheapest wins, ties going to the earlier option, except that the whole
-    kernel's straight-line program wins whenever it is found. Each worker has a work
+    kernel's straight-line program, once found, ends the search (and wins unless costlier). Each worker has a work
     clock of its own: this process, which waits, counts that time on the wall clock, so
     which option wins here depends on the machine."""
     name = parallel.package_name(target)
     left = max(0.0, deadline - budget.now())
-    jobs = [(name, ctx, options, n, opts, left, kernel) for n in range(len(options))]
+    jobs = [(name, ctx, options, n, opts, left, kernel, quick) for n in range(len(options))]
     t0 = time.perf_counter()
     deadline = stop = t0 + left
     best: tuple[float, int, _Found] | None = None
     direct_error: ActgenError | None = None
     results = parallel.unordered(_option_job, jobs, opts.jobs)
     # a kernel that fits takes the direct path, as in one process: wait for that attempt
-    direct_pending = options[0] is DIRECT and not ctx.loops
+    direct_pending = DIRECT in options and not ctx.loops
     try:
         for got in results:
             now = time.perf_counter()
@@ -339,7 +354,8 @@ def _search_parallel(target: TargetDef, ctx: Tiling, options: list, opts: Compil
                         why.append(f"{_option_text(options[n])}: {found[0]}")
                     continue
                 if options[n] is DIRECT and not ctx.loops:
-                    best = (found.cost, n, found)
+                    if best is None or found.cost <= best[0]:
+                        best = (found.cost, n, found)
                     break
                 if best is None:
                     stop = min(deadline, now + opts.patience * (now - t0))
@@ -359,14 +375,14 @@ def _search_parallel(target: TargetDef, ctx: Tiling, options: list, opts: Compil
 
 
 def _option_job(name: str, ctx: Tiling, options: list, n: int, opts: CompileOptions, left: float,
-                kernel: Module) -> _Found | tuple[str, object, object]:
+                kernel: Module, quick: bool) -> _Found | tuple[str, object, object]:
     """One option in a worker, with ``left`` work-seconds of this worker's clock: its program,
     or why not (message, location, refusal)."""
     try:
         with budget.wall_limit(left * budget.WALL_FACTOR):
             now = budget.now()
             return _evaluate(parallel.target_named(name), ctx, options[n], opts,
-                             _until(options, n, opts, now, now + left), 0, kernel)
+                             _until(options, n, opts, now, now + left, quick), 0, kernel)
     except (NotTileable, CompileError, budget.OutOfTime) as err:
         return err.message, err.loc, getattr(err, "refusal", None)
 
@@ -495,6 +511,14 @@ def _natural_contraction(target: TargetDef, t: TensorType, opcode: str = "dot") 
     return target_info(target).longest_contraction(accumulator_buffers(target, t), opcode)
 
 
+def _widest(module: Module) -> TensorType:
+    """The kernel's result type with the widest element type of its values."""
+    root = module.result_type
+    types = [i.type for i in module.entry_computation if isinstance(i.type, TensorType) and i.type.rank]
+    wide = max((t.dtype for t in types), key=lambda d: d.nbytes, default=root.dtype)
+    return root.with_dtype(wide) if wide.nbytes > root.dtype.nbytes else root
+
+
 def _preferred(target: TargetDef, module: Module, options: list) -> list:
     """Nearest a natural on-chip shape first: the tile kernel's largest tensor one
     on-chip row (no contraction), or its output a block of rows (Q x R: R elements a row, Q rows one
@@ -503,8 +527,10 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
     its output's distance twice); then the kernel as it is before strips before
     splits, element-wise tiles whose largest tensor is nearest one row's bytes first
     (a column of 16 rows before single elements), major dimensions first; a reduce's
-    accumulator first in a buffer where an instruction combines element-wise as it does."""
-    root = module.result_type
+    accumulator first in a buffer where an instruction combines element-wise as it does.
+    Shapes are natural for the widest element type the kernel computes in (a byte negate
+    widened to s32, ``ir.widen``, computes rows of s32)."""
+    root = _widest(module)
     row = _row_bytes(target, root)
     q = _natural_rows(target, root)
     found = contraction(module)
