@@ -3,6 +3,7 @@ result cache in bench/.cache/, compiling a kernel into a plain record, and table
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import importlib
 import json
@@ -164,3 +165,21 @@ def print_table(title: str, columns: list[str], rows: list[list], right: set[int
 
 def progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
+
+
+def percentile(xs: list[float], q: float) -> float:
+    """The q-quantile of xs (the element at that rank; nan for none)."""
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
+
+
+def campaign_args(description: str, n: int, jobs: int) -> argparse.Namespace:
+    """The options of a per-target campaign of random kernels: --targets, --n, --seed, --jobs,
+    --timeout (the fuzzer's default budget, 10 s)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--targets", nargs="+", default=["gemmini", "amx"])
+    ap.add_argument("--n", type=int, default=n)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=jobs)
+    ap.add_argument("--timeout", type=float, default=10.0, help="compile time limit per kernel (s)")
+    return ap.parse_args()

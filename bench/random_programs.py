@@ -12,27 +12,15 @@ with both costs; compile time p50 and p95; the random programs' sizes.
 """
 from __future__ import annotations
 
-import argparse
 import statistics
 
-from _common import print_table, progress, provenance
+from _common import campaign_args, percentile, print_table, progress, provenance
 
 from runtime_skeleton.fuzz.run import VERIFIED, fuzz
 
 
-def percentile(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--targets", nargs="+", default=["gemmini", "amx"])
-    ap.add_argument("--n", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--timeout", type=float, default=10.0, help="compile time limit per kernel (s)")
-    args = ap.parse_args()
+    args = campaign_args(__doc__.splitlines()[0], n=200, jobs=1)
     print(provenance())
     rows, worse = [], []
     for t in args.targets:

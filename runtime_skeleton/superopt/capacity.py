@@ -45,6 +45,9 @@ def _ops(module: Module) -> set[Op]:
     for ins in module.entry_computation.instructions:
         if ins.opcode in DATA_OPS or not isinstance(ins.type, TensorType):
             continue
+        if ins.opcode == "clamp":  # a maximum and a minimum
+            out |= {(m, ins.type.dtype.name, True) for m in ("maximum", "minimum")}
+            continue
         op = _combine(module, ins) if ins.opcode == "reduce" else \
             (ins.opcode, ins.type.dtype.name, ins.opcode not in CONTRACTING)
         if op is not None:

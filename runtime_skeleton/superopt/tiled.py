@@ -327,9 +327,9 @@ def _search_parallel(target: TargetDef, ctx: Tiling, options: list, opts: Compil
     (``--jobs``), started in the same order and with the same time rules as in one
     process. After the first success the others get ``patience`` times the time it
     took; the cheapest wins, ties going to the earlier option, except that the whole
-    kernel's straight-line program, once found, ends the search (and wins unless costlier). Each worker has a work
-    clock of its own: this process, which waits, counts that time on the wall clock, so
-    which option wins here depends on the machine."""
+    kernel's straight-line program, once found, ends the search (and wins unless
+    costlier). Each worker has a work clock of its own: this process, which waits, counts
+    that time on the wall clock, so which option wins here depends on the machine."""
     name = parallel.package_name(target)
     left = max(0.0, deadline - budget.now())
     jobs = [(name, ctx, options, n, opts, left, kernel, quick) for n in range(len(options))]
@@ -467,11 +467,13 @@ def _natural_blocks(target: TargetDef, ctx: Tiling) -> _Blocks | None:
     return _Blocks(tiling) if tiling is not ctx else None
 
 
-def _natural_shape(target: TargetDef, root: TensorType) -> list[int]:
+def _natural_shape(target: TargetDef, root: TensorType, rows: int | None = None) -> list[int]:
     """Extents of a natural output block per dimension: Q x R in the last two (R elements a
-    row of an on-chip buffer, Q the rows one instruction writes), 1 in the others."""
+    row of an on-chip buffer, Q the rows one instruction writes: ``rows``, else the most any
+    buffer holding the type takes), 1 in the others."""
     r = max(1, _row_bytes(target, root) // root.dtype.nbytes)
-    return [1] * max(0, root.rank - 2) + [_natural_rows(target, root), r][-root.rank:] if root.rank else []
+    q = rows or _natural_rows(target, root)
+    return [1] * max(0, root.rank - 2) + [q, r][-root.rank:] if root.rank else []
 
 
 def _option_text(option: Tiling | Split | _Blocks) -> str:
@@ -529,18 +531,22 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
     (a column of 16 rows before single elements), major dimensions first; a reduce's
     accumulator first in a buffer where an instruction combines element-wise as it does.
     Shapes are natural for the widest element type the kernel computes in (a byte negate
-    widened to s32, ``ir.widen``, computes rows of s32)."""
+    widened to s32, ``ir.widen``, computes rows of s32), Q of element-wise work for the
+    instructions that compute its operators (``capacity.kernel_rows``: one register row for
+    a vector clamp, though AMX's tile dot writes 16 rows of s32)."""
     root = _widest(module)
     row = _row_bytes(target, root)
-    q = _natural_rows(target, root)
     found = contraction(module)
+    # element-wise work: the rows its instructions write (a dot's rows are the accumulator's:
+    # AMX's f32 dot is outer products into one register row, though tdpbf16ps writes 16)
+    q = (None if found else kernel_rows(target, module)) or _natural_rows(target, root)
     k_full = found[1] if found else None
     kind = found[0].opcode if found else "dot"
     k_nat = _natural_contraction(target, root, kind)
     if kind == "dot":  # a vector FMA's steps of Q rows
         k_nat = max(q, k_nat)
     order = cut_dimensions(module)
-    want = _natural_shape(target, root)
+    want = _natural_shape(target, root, q)
 
     def block(shape, k: int | None) -> float:  # noqa: ANN001
         d = sum(abs(math.log2(n / min(w, full))) for n, w, full in zip(shape, want, root.shape))
