@@ -222,7 +222,8 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
         (progress.note if depth == 0 else progress.decided)(
             f"{indent}{what} (option {n + 1} of {len(options)}, until work-second {until:.2f})")
         try:
-            found = _evaluate(target, ctx, option, opts, until, depth, kernel)
+            found = _evaluate(target, ctx, option, _first_only(opts) if n == 0 and quick else opts, until, depth,
+                              kernel)
         except (NotTileable, CompileError) as err:
             progress.decided(f"{indent}{what}: none ({err.message})")
             if option is DIRECT:
@@ -315,6 +316,12 @@ def _evaluate(target: TargetDef, ctx: Tiling, option, opts: CompileOptions, unti
     return _search(target, option, opts, until, depth + 1, kernel)
 
 
+def _first_only(opts: CompileOptions) -> CompileOptions:
+    """``opts`` for a quick first cut: its first program, not improved (straight-line code and
+    the other cuts come after it)."""
+    return dataclasses.replace(opts, patience=0.0)
+
+
 def _nothing(direct_error: ActgenError | None, why: list[str]) -> CompileError:
     head = direct_error.message + "\n  strip-mining did not help either: " if direct_error else "no program found: "
     return CompileError(head + "; ".join(why[-3:]), direct_error.loc if direct_error else None,
@@ -381,7 +388,8 @@ def _option_job(name: str, ctx: Tiling, options: list, n: int, opts: CompileOpti
     try:
         with budget.wall_limit(left * budget.WALL_FACTOR):
             now = budget.now()
-            return _evaluate(parallel.target_named(name), ctx, options[n], opts,
+            first = _first_only(opts) if n == 0 and quick else opts
+            return _evaluate(parallel.target_named(name), ctx, options[n], first,
                              _until(options, n, opts, now, now + left, quick), 0, kernel)
     except (NotTileable, CompileError, budget.OutOfTime) as err:
         return err.message, err.loc, getattr(err, "refusal", None)
