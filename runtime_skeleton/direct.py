@@ -25,7 +25,7 @@ from .alloc.share import shared_in_place
 from .alloc.views import simplified
 from .emit import emit_program, program_json
 from .errors import ActgenError, SourceLoc
-from .refusal import ALLOCATION, Refusal
+from .refusal import ALLOCATION, TIMEOUT, Refusal
 from .ir.graph import Module
 from .isel.extract import PiiGraph
 from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph, Room
@@ -157,6 +157,8 @@ def candidates(target: TargetDef, module: Module, opts: CompileOptions, stats: C
                deadline: float, stop: Callable[[], bool] | None = None,
                room: Callable[[], Room] | None = None) -> Iterator[Candidate]:
     """Act's act_enum (Fig. 14b): every program phase 1 and 2 can produce, in order."""
+    if budget.now() >= deadline:  # seeding the e-graph alone is work (a large stage: a second), and none is left
+        raise CompileError("no program found: the time limit", refusal=Refusal(TIMEOUT, limited=True))
     limits = dataclasses.replace(opts.phase1, timeout=max(0.0, min(opts.phase1.timeout, deadline - budget.now())))
     try:
         sel = InstructionSelector(target, module, limits)
