@@ -30,7 +30,6 @@ def _draw(rng: random.Random, target: str, lo: int = 3, hi: int = 14):  # noqa: 
     [m, n] (dims 16 or 32); each step applies one of the ten operators to values drawn from
     the pool (or a new input), and the last value is the result."""
     import jax.numpy as jnp
-    import numpy as np
     from jax import ShapeDtypeStruct
 
     value = jnp.int32 if target == "gemmini" else jnp.float32
@@ -106,14 +105,14 @@ def _draw(rng: random.Random, target: str, lo: int = 3, hi: int = 14):  # noqa: 
             vals.append(r)
         return vals[-1]
 
-    return fn, specs, np
+    return fn, specs
 
 
 def kernel_text(target: str, seed: int) -> str:
     """The HLO text JAX prints for the kernel drawn from ``seed``."""
     import jax
 
-    fn, specs, _ = _draw(random.Random(f"{target}:{seed}"), target)
+    fn, specs = _draw(random.Random(f"{target}:{seed}"), target)
     return jax.jit(fn).lower(*specs).as_text(dialect="hlo")
 
 

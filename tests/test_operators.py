@@ -14,6 +14,7 @@ from runtime_skeleton.superopt.sequence import compile_plan
 from runtime_skeleton.superopt.stages import operator_numbers, operator_plan
 
 from generated.amx import TARGET as AMX
+from tests.test_stages import run_plan
 
 # a reduce read through a broadcast by a later operator: the reduce's part must write it
 CHAIN = """HloModule chain
@@ -36,13 +37,6 @@ ENTRY main {
   ROOT o = f32[16,16]{1,0} subtract(m, s)
 }
 """
-
-
-def run_plan(plan, inputs):
-    tensors = dict(enumerate(inputs))
-    for part in plan.parts:
-        tensors.update(zip(part.writes, evaluate(part.module, [tensors[i] for i in part.reads])))
-    return [tensors[i] for i in plan.outputs]
 
 
 def test_each_operator_is_a_part_and_views_are_computed_where_read():

@@ -266,12 +266,13 @@ def _readers(comp: Computation, name: str, stage: dict[str, int]) -> set[str]:
     """The numbered instructions that read ``name``, directly or through instructions
     without a number (which each part that reads them computes)."""
     found: set[str] = set()
+    seen: set[str] = set()
     todo = [u.name for u in comp.users(name)]
     while todo:
         u = todo.pop()
         if u in stage:
             found.add(u)
-        elif u not in found:
-            found.add(u)
+        elif u not in seen:
+            seen.add(u)
             todo += [v.name for v in comp.users(u)]
-    return {u for u in found if u in stage}
+    return found

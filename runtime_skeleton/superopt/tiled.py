@@ -191,11 +191,12 @@ def _search(target: TargetDef, ctx: Tiling, opts: CompileOptions, deadline: floa
         options = _preferred(target, ctx.tile, options + direct)
     else:  # straight-line code (after the first cut when that is nearer a natural shape), its
         # natural blocks, the other cuts
-        cuts = _preferred(target, ctx.tile, options)
+        ranked = _preferred(target, ctx.tile, options + direct)
+        cuts = [o for o in ranked if o is not DIRECT]
         if _loop_first(target, ctx.tile, cuts[0]):
             options = cuts[:1] + direct + cuts[1:]
         else:
-            quick = bool(direct) and _preferred(target, ctx.tile, cuts[:1] + direct)[0] is not DIRECT
+            quick = ranked[0] is not DIRECT and bool(direct)
             natural = _natural_blocks(target, ctx) if direct else None
             options = cuts[:int(quick)] + direct + ([natural] if natural is not None else []) + cuts[int(quick):]
     if depth == 0 and opts.jobs > 1 and len(options) > 1 and not opts.deterministic and \
