@@ -240,6 +240,48 @@ def test_a_maximum_of_varying_operands_is_refused_where_only_a_relu_computes_one
     _refused_at_once(gemmini, "s8", "maximum", "computes maximum of two such operands")
 
 
+def test_only_the_bound_rules_touch_a_maximum_minimum_or_clamp():
+    """bound_obstacles rests on this: every rule rooted at a maximum, minimum or clamp, or
+    building one, is listed in BOUND_RULES, each read to keep a bound's value or to use a
+    type's extremes; a new such rule must be read and added."""
+    from runtime_skeleton.isel.obstacles import BOUND_RULES
+
+    ordered = {"maximum", "minimum", "clamp"}
+    touching = {r.name for r in axioms.AXIOMS if r.roots & ordered or r.produces & ordered}
+    assert touching == BOUND_RULES
+
+
+def _clip(lo: int, hi: int, x: str = "x") -> str:
+    return (f"  lo = s32[] constant({lo})\n  hi = s32[] constant({hi})\n"
+            f"  ROOT m = s32[16,16] clamp(lo, {x}, hi)")
+
+
+def test_a_clip_at_a_bound_no_instruction_clips_at_is_refused():
+    """Gemmini clips only at -128, 0 and 127 (its mvouts): jnp.clip(x, -7, 0) of int32
+    values is refused at once, named, with the bound; a clip at Gemmini's own bounds, one
+    whose bound never binds (the values of a widened u8 are never below -7), and a maximum
+    subsumed by a later one are not; nor is any clip on AMX, whose vpmaxsd takes two varying
+    operands."""
+    from runtime_skeleton.isel.obstacles import instruction_bounds, kernel_obstacles, refusal
+
+    gemmini, amx = target("gemmini"), target("amx")
+    lower, upper = instruction_bounds(gemmini)
+    assert {-128, 0} <= lower and 127 in upper and -7 not in lower and 4 not in upper
+    found = kernel_obstacles(gemmini, _s32_kernel(_clip(-7, 0)))
+    assert [(o.opcode, o.name, o.bound) for o in found] == [("clamp", "m", -7)]
+    assert "which clips at -7; no gemmini instruction clips at that bound" in refusal(gemmini, found)
+    widened = "  w = s32[16,16] convert(u)\n" + _clip(-7, 127, "w")
+    assert kernel_obstacles(gemmini, _kernel(widened, "u = u8[16,16] parameter(0)")) == []
+    for body in (_clip(-128, 127),
+                 "  a = s32[] constant(-7)\n  b = s32[16,16] broadcast(a), dimensions={}\n"
+                 "  z = s32[] constant(0)\n  c = s32[16,16] broadcast(z), dimensions={}\n"
+                 "  n = s32[16,16] maximum(x, b)\n  ROOT m = s32[16,16] maximum(n, c)"):
+        assert kernel_obstacles(gemmini, _s32_kernel(body)) == [], body
+    minimum = "  a = s32[] constant(4)\n  b = s32[16,16] broadcast(a), dimensions={}\n  ROOT m = s32[16,16] minimum(b, x)"
+    assert [o.bound for o in kernel_obstacles(gemmini, _s32_kernel(minimum))] == [4]
+    assert kernel_obstacles(amx, _s32_kernel(_clip(-7, 0))) == []
+
+
 def test_only_cancelling_and_constant_rules_take_a_negation_or_product_away():
     """width_obstacles rests on this: a rule at a negate, subtract, multiply or dot keeps an
     operator that reads the same operand (READERS), but negate-negate (the guard skips a

@@ -38,13 +38,14 @@ ENTRY main {
 
 
 def test_no_pii_graph_names_the_operators_the_buffer_and_whether_time_ran_out():
-    # an s32 minimum with 5: Gemmini's accumulator adds and its array multiplies, and its only
-    # clamp is on the way to int8 (of two varying operands it is refused before the search)
+    # an s32 minimum with 127: Gemmini's accumulator adds and its array multiplies, and its
+    # only clamp is on the way to int8 (of two varying operands, or at a bound none of its
+    # instructions clips at, such as 5, it is refused before the search)
     err = _refused(GEMMINI, """HloModule m
 ENTRY main {
   a = s32[16,16]{1,0} parameter(0)
-  five = s32[] constant(5)
-  b = s32[16,16]{1,0} broadcast(five), dimensions={}
+  top = s32[] constant(127)
+  b = s32[16,16]{1,0} broadcast(top), dimensions={}
   ROOT m = s32[16,16]{1,0} minimum(a, b)
 }
 """, timeout=2, tiling=False)

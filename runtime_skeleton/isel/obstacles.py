@@ -78,6 +78,7 @@ class Obstacle:
     no_store: bool = False  # the result holds computed values, and no instruction writes HBM
     product: bool = False  # a product of two operands that vary with the inputs (``product_obstacles``)
     narrow_reads: bool = False  # its operands' values fit no type an instruction reads (``width_obstacles``)
+    bound: int | None = None  # a bound it clips at that no instruction clips at (``bound_obstacles``)
 
     def __str__(self) -> str:
         where = f"line {self.loc.line}" if self.loc else "no location"
@@ -91,7 +92,7 @@ def kernel_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
     module = _forwarded(module)
     return (store_obstacles(target, module) or obstacles(target, module)
             or float_obstacles(target, module) or product_obstacles(target, module)
-            or width_obstacles(target, module))
+            or width_obstacles(target, module) or bound_obstacles(target, module))
 
 
 def unreachable_ops(target: TargetDef) -> frozenset[str]:
@@ -188,6 +189,148 @@ def width_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
     return list(found.values())
 
 
+# The rules rooted at a maximum, minimum or clamp or building one: each keeps the bounds
+# of the node it matched (splits, views and widening move the node whole; clamp-clamp
+# keeps the binding one of two), or uses a type's extremes (maximum-as-clamp,
+# convert-int-truncate's 2^N - 1) or a float bound truncated (tests/test_obstacles.py
+# checks the list against the rules)
+BOUND_RULES = frozenset({
+    "elementwise-of-constants", "transpose-elementwise", "slice-elementwise", "reshape-elementwise",
+    "concat-zero-elementwise", "broadcast-elementwise", "clamp-split", "maximum-split", "minimum-split",
+    "reduce-split-reduced", "clamp-as-minmax", "maximum-comm", "minimum-comm", "maximum-idem", "minimum-idem",
+    "maximum-absorb", "minimum-absorb", "maximum-as-clamp", "minimum-as-clamp", "clamp-clamp",
+    "convert-clamped-float-via-int", "minimum-nonnegative-unsigned", "convert-int-truncate", "elementwise-widen",
+})
+
+
+def bound_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
+    """Integer maxima, minima and clamps against a constant bound that no instruction of
+    ``target`` clips at, on a target none of whose instructions computes the operator of
+    two varying operands (Gemmini clips only at -128, 0 and 127, on its way out of the
+    accumulator): ``jnp.clip(x, -7, 0)``. The rules keep a bound's value (``BOUND_RULES``);
+    the bounds an instruction may meet are those its semantics clip at and every integer
+    type's extremes. A bound counts when dropping it changes the result on random inputs
+    (so max(max(x, -7), 0) is judged by its 0 alone). One obstacle per operator."""
+    lower, upper = instruction_bounds(target)
+    computed = binary_ops(default_rules(target)[1])
+    free = {"lower": bool({"maximum", "clamp"} & computed), "upper": bool({"minimum", "clamp"} & computed)}
+    if all(free.values()):
+        return []
+    comp = module.entry_computation
+    variable = _input_dependent(comp)
+    sides = {"maximum": ("lower",), "minimum": ("upper",), "clamp": ("lower", None, "upper")}
+
+    def unknown(inst: Instruction) -> bool:  # a constant bound, not read as one of the target's without evaluating
+        for k, o in enumerate(inst.operands):
+            side = sides[inst.opcode][min(k, len(sides[inst.opcode]) - 1)]
+            if side is not None and o not in variable and not free[side]:
+                value = _literal_scalar(comp, o)
+                if value is None or value not in (lower if side == "lower" else upper):
+                    return True
+        return False
+
+    candidates = [i for i in _in_order(comp) if i.opcode in sides and isinstance(i.type, TensorType)
+                  and i.type.dtype.is_int and unknown(i)]
+    if not candidates:
+        return []
+    names = {n for i in candidates for n in (i.name, *i.operands)}
+    runs = [(inputs, _runs(module, names, inputs)) for inputs in (random_inputs, _full_range_inputs)]
+    found: dict[str, Obstacle] = {}
+    for inst in candidates[:MAX_CHECKS]:
+        if inst.opcode in found:
+            continue
+        for side, c, dropped in _bounds(inst, runs):
+            if not free[side] and c not in (lower if side == "lower" else upper) \
+                    and _result_changes(module, inst, dropped):
+                found[inst.opcode] = Obstacle(inst.opcode, inst.name, inst.type, inst.loc, bound=c)
+                break
+    return list(found.values())
+
+
+def _literal_scalar(comp: Computation, name: str) -> int | None:
+    """The value of a constant whose elements are all equal, looking through broadcasts."""
+    inst = comp[name]
+    while inst.opcode == "broadcast":
+        inst = comp[inst.operands[0]]
+    lit = inst.attrs.get("literal") if inst.opcode == "constant" else None
+    if lit is None or lit.array.size == 0 or np.any(lit.array != lit.array.flat[0]):
+        return None
+    return int(lit.array.flat[0]) if lit.dtype.is_int else None
+
+
+def instruction_bounds(target: TargetDef) -> tuple[set[int], set[int]]:
+    """The lower and upper bounds ``target``'s instructions clip at (a clamp's constant
+    bounds, a maximum's or minimum's constant operand), with every integer type's
+    extremes (saturating conversions, the rules' clamps of a maximum)."""
+    lower = {int(np.iinfo(d.np).min) for d in DTYPES.values() if d.is_int}
+    upper = {int(np.iinfo(d.np).max) for d in DTYPES.values() if d.is_int}
+    for p in default_rules(target)[1]:
+        varying = _varying_nodes(p)
+
+        def const(k: int) -> int | None:
+            n = p.nodes[k]
+            lit = dict(n.attrs).get("literal") if n.op == "constant" and k not in varying else None
+            return int(np.trunc(float(lit.array.flat[0]))) if lit is not None and lit.array.size else None
+
+        for n in p.nodes:
+            kids = [const(k) for k in n.children]
+            if n.op == "clamp":
+                lower |= {kids[0]} - {None}
+                upper |= {kids[2]} - {None}
+            elif n.op in ("maximum", "minimum"):
+                (lower if n.op == "maximum" else upper).update(k for k in kids if k is not None)
+    return lower, upper
+
+
+def _bounds(inst: Instruction, runs: list) -> list[tuple[str, int, list]]:
+    """(side, bound, per run the node's value with that bound dropped) for each constant
+    bound of ``inst`` (a maximum, minimum or clamp) whose other operand varies."""
+    def uniform(name: str) -> int | None:
+        vals = [r[name] for _, r in runs if name in r]
+        if len(vals) != len(runs) or any(v.size == 0 or np.any(v != v.flat[0]) for pair in vals for v in pair):
+            return None
+        firsts = {int(v.flat[0]) for pair in vals for v in pair}
+        return firsts.pop() if len(firsts) == 1 else None
+
+    def value(name: str) -> list:
+        return [r.get(name) for _, r in runs]
+
+    out = []
+    if inst.opcode == "clamp":
+        lo, x, hi = inst.operands
+        if uniform(x) is not None or None in value(x):
+            return []
+        if (c := uniform(lo)) is not None and None not in value(hi):
+            out.append(("lower", c, [[np.minimum(a, b) for a, b in zip(xs, hs)] for xs, hs in zip(value(x), value(hi))]))
+        if (c := uniform(hi)) is not None and None not in value(lo):
+            out.append(("upper", c, [[np.maximum(a, b) for a, b in zip(xs, ls)] for xs, ls in zip(value(x), value(lo))]))
+        return out
+    side = "lower" if inst.opcode == "maximum" else "upper"
+    for k, o in enumerate(inst.operands[:2]):
+        x = inst.operands[1 - k]
+        if (c := uniform(o)) is not None and uniform(x) is None and None not in value(x):
+            out.append((side, c, value(x)))
+    return out
+
+
+def _result_changes(module: Module, inst: Instruction, values: list) -> bool:
+    """Do the kernel's outputs change, on the runs ``_bounds`` read, when ``inst``'s value is
+    replaced by ``values`` (per run, per seed)? An evaluation error counts as no."""
+    cut = _cut(module, inst)
+    params = module.entry_computation.parameters
+    try:
+        for inputs, per_seed in zip((random_inputs, _full_range_inputs), values):
+            for seed, v in zip((0, 1), per_seed):
+                args = inputs([p.type for p in params], seed)
+                old = evaluate(module, args)
+                new = evaluate(cut, args + [np.asarray(v, dtype=inst.type.dtype.np).reshape(inst.type.shape)])
+                if any(np.asarray(a).tobytes() != np.asarray(b).tobytes() for a, b in zip(old, new)):
+                    return True
+    except ActgenError:
+        return False
+    return False
+
+
 def operand_types(patterns: list) -> dict[str, set[str]]:
     """Per operator, the integer types the instructions read as its operands that depend on
     their inputs, through widening conversions (Gemmini's compute_ws: a dot of int8 values
@@ -255,6 +398,10 @@ def refusal(target: TargetDef, found: list[Obstacle]) -> str:
     if all(o.narrow_reads for o in found):
         return (head + f", whose operands' values fit no integer type a {target.name} instruction reads for {ops}, "
                 "and the rewrite rules change an operand's type only to one that holds its values")
+    if all(o.bound is not None for o in found):
+        at = ", ".join(str(b) for b in dict.fromkeys(o.bound for o in found))
+        return (head + f", which clip{'s' if len(found) == 1 else ''} at {at}; no {target.name} instruction clips "
+                f"at that bound nor computes {ops} of two varying operands, and the rewrite rules keep a bound's value")
     if all(o.product for o in found):
         reach = " or ".join(sorted(set().union(*(PRODUCTS[o.opcode] for o in found))))
         return (head + f", whose operands both vary with the inputs; no {target.name} instruction computes "
@@ -467,16 +614,20 @@ def _same(values: dict[str, tuple[bytes, bytes]], m: str, n: str) -> bool:
 def _result_depends_on(module: Module, inst: Instruction) -> bool:
     """Do the kernel's outputs change when ``inst``'s value is replaced by other random
     values (the inputs kept)? An evaluation error counts as no."""
-    comp = module.entry_computation
-    params = comp.parameters
-    cut = Instruction(inst.name, "parameter", inst.type, (), {"parameter_number": len(params)}, inst.loc)
-    body = [cut if i.name == inst.name else i for i in comp.instructions]
-    entry = Computation(comp.name, body, comp.root, comp.loc)
-    cut_module = dataclasses.replace(module, computations={**module.computations, comp.name: entry})
-    inputs = random_inputs([p.type for p in params], 0)
+    cut_module = _cut(module, inst)
+    inputs = random_inputs([p.type for p in module.entry_computation.parameters], 0)
     try:
         outs = [evaluate(cut_module, inputs + random_inputs([inst.type], seed)) for seed in (1, 2)]
     except ActgenError:
         return False
     return any(a.tobytes() != b.tobytes() for a, b in zip(*outs)) or \
         any(np.asarray(a).shape != np.asarray(b).shape for a, b in zip(*outs))
+
+
+def _cut(module: Module, inst: Instruction) -> Module:
+    """``module`` with ``inst`` made a parameter after the kernel's own (its value given)."""
+    comp = module.entry_computation
+    cut = Instruction(inst.name, "parameter", inst.type, (), {"parameter_number": len(comp.parameters)}, inst.loc)
+    body = [cut if i.name == inst.name else i for i in comp.instructions]
+    entry = Computation(comp.name, body, comp.root, comp.loc)
+    return dataclasses.replace(module, computations={**module.computations, comp.name: entry})
