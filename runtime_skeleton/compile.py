@@ -20,6 +20,7 @@ from .hlo import jax_module, kernel_module
 from .ir.empty import drop_empty, empty_value
 from .ir.graph import Module
 from .ir.inline import inline_calls
+from .ir.simplify import simplified
 from .isel.obstacles import kernel_obstacles, refusal
 from .isel.phase1 import reads_float_bits
 from .target import TargetDef
@@ -35,7 +36,7 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
     order and the shares of time are superopt.driver's."""
     opts = opts or CompileOptions()
     deadline = budget.after(opts.timeout)
-    inlined = drop_empty(inline_calls(module))
+    inlined = simplified(drop_empty(inline_calls(module)))
     empty = empty_value(inlined)
     if empty is not None:
         raise CompileError(f"'{empty.name}' ({empty.type}) has no elements: {target.name} programs compute no "

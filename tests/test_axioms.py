@@ -522,6 +522,19 @@ cases("broadcast-as-dot")(lambda: _broadcasts(("s32", "s8", "u8")))
 cases("broadcast-as-dot-float")(lambda: _broadcasts(("f32", "bf16", "f16")))
 
 
+def _broadcast_sums(dts) -> list[Term]:
+    """Sums along either dimension broadcast along either: row sums down the columns
+    (x . ones), column sums along the rows (ones . x), and the two transposed forms."""
+    return [bcast(reduce(P(0, dts[0], 4, 5), zero(dts[0]), (1,)), 4, 3, dims=(0,)),
+            bcast(reduce(P(0, dts[1], 3, 6), zero(dts[1]), (0,)), 2, 6, dims=(1,)),
+            bcast(reduce(P(0, dts[2], 5, 2), zero(dts[2]), (0,)), 2, 7, dims=(0,)),
+            bcast(reduce(P(0, dts[0], 3, 4), zero(dts[0]), (1,)), 5, 3, dims=(1,))]
+
+
+cases("broadcast-sums-dot")(lambda: _broadcast_sums(("s32", "s8", "u16")))
+cases("broadcast-sums-dot-float")(lambda: _broadcast_sums(("f32", "bf16", "f16")))
+
+
 # -- max / min / clamp
 
 
@@ -938,6 +951,8 @@ NEGATIVE: list[tuple[str, Callable[[], Term]]] = [
     ("concat-zero-elementwise", lambda: cat(0, op("add", P(0, "f32", 1, 16), P(1, "f32", 1, 16)),
                                             const(0, "f32", 15, 16))),
     ("reduce-as-dot", lambda: reduce(P(0, "s32", 4, 6), zero("s32", 1), (1,))),
+    ("broadcast-sums-dot", lambda: bcast(reduce(P(0, "s32", 4, 6), zero("s32", 1), (1,)), 4, 3, dims=(0,))),
+    ("broadcast-sums-dot", lambda: bcast(reduce(P(0, "s32", 4, 6), zero("s32"), (1,), "maximum"), 4, 3, dims=(0,))),
     ("reduce-as-dot", lambda: reduce(P(0, "s32", 4, 6), zero("s32"), (1,), "maximum")),
     ("constant-narrow", lambda: M.constant(np.array([1, -200]), DTYPES["s16"])),  # needs all 16 bits
     ("constant-narrow", lambda: M.constant(np.ones((2, 3)), DTYPES["s8"])),  # nothing narrower

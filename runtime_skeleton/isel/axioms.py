@@ -1354,6 +1354,40 @@ def broadcast_as_dot_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]
     yield from _broadcast_dot(view, node, ints=False)
 
 
+def _broadcast_sums_dot(view: View, node: ENode, ints: bool) -> Iterator[Arg]:
+    t = node.type
+    dims = tuple(node.attrs["dimensions"])
+    if t.rank != 2 or len(dims) != 1 or not (t.dtype.is_int if ints else t.dtype.is_float):
+        return
+    d, dt = dims[0], t.dtype
+    for r in view.find(node.children[0], "reduce"):
+        op, init = _reduce_parts(view, r)
+        (rd, *more), xt = r.attrs["dimensions"], view.type(r.children[0])
+        if op != "add" or more or not is_zero(init) or xt.rank != 2 or xt.dtype != dt:
+            continue
+        k, mk, x = xt.shape[rd], Make(view), Class(r.children[0])
+        if not _small(k, t.shape[1 - d]):
+            continue
+        if d == 0:  # out[i, j] = sum_k x(i, k): x . ones[k, n]
+            yield mk.dot(x, matrix("ones", (k, t.shape[1]), dt), dt, (rd,), (0,))
+        else:  # out[i, j] = sum_k x(k, j): ones[m, k] . x
+            yield mk.dot(matrix("ones", (t.shape[0], k), dt), x, dt, (1,), (rd,))
+
+
+@axiom("broadcast-sums-dot", {"broadcast"}, {"dot", "constant"}, watch_operands=1)
+def broadcast_sums_dot(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """broadcast(reduce_add(x, 0) over one dim of a 2-D x) to 2-D = the matmul of x with a
+    matrix of ones (its sums repeated along the new dimension), for integers: row sums
+    broadcast along the columns are x . ones[k, n], column sums along the rows ones[m, k] . x."""
+    yield from _broadcast_sums_dot(view, node, ints=True)
+
+
+@axiom("broadcast-sums-dot-float", {"broadcast"}, {"dot", "constant"}, exact=False, watch_operands=1)
+def broadcast_sums_dot_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """broadcast-sums-dot for floats (summation order and accumulator change, as in reduce-as-dot-float)."""
+    yield from _broadcast_sums_dot(view, node, ints=False)
+
+
 # ---------------------------------------------------------------- 5. max / min / clamp
 
 

@@ -58,7 +58,7 @@ absorbing its init, and a sum of a row times a column with one nonzero, the sele
 reduce-split-reduced (integer add from 0; max, min, and, or from any init; 8 and 32 bits),
 reduce-split-kept (any fold), reduce-unit (each reducer from its identity, integers and
 f16/bf16/f32), dot-split-contract, dot-outer-product, dot-identity, negate-as-dot,
-reverse-as-dot (either dimension), reduce-as-dot, broadcast-as-dot and convert-as-dot
+reverse-as-dot (either dimension), reduce-as-dot, broadcast-as-dot, broadcast-sums-dot and convert-as-dot
 (integers, wrapping).
 dot-widen-result (integers: a product's low bits come from its operands' low bits, and a
 sum's from its terms', by induction), dot-convert-operands-int, dot-convert-operands-float
@@ -1824,17 +1824,27 @@ def _matrix_dots() -> list[z3.BoolRef]:
     return claims
 
 
-@proves("reduce-as-dot", "broadcast-as-dot")
+@proves("reduce-as-dot", "broadcast-as-dot", "broadcast-sums-dot")
 def _ones_dots() -> list[z3.BoolRef]:
     """reduce_add(x, 0) over one dim = the matmul with a row or column of ones (reshaped; a
     1-D x: the dot with ones[n]); broadcast(v[n]) along either dim = v as a column times a
-    row of ones, or a column of ones times v as a row (8- and 32-bit integers)."""
+    row of ones, or a column of ones times v as a row; row sums broadcast along the columns
+    = x . ones[n, p], column sums along the rows = ones[p, m] . x (8- and 32-bit integers)."""
     claims = []
     for fl in _int_sums():
         bits = fl.sort.size()
         one = z3.BitVecVal(1, bits)
         x, facts = bv_tensor("x", 2, bits)
         m, n = x.shape
+        (p,) = ints("p", 1)
+        for d in (0, 1):  # sums along 1 - d, broadcast along the other dimension of the result
+            shape = (m, p) if d == 0 else (p, n)
+            lhs = Sym(shape, lambda i, j, d=d, x=x, fl=fl: fl(_row(x, 1 - d, i if d == 0 else j), x.shape[1 - d]))
+            if d == 0:
+                rhs = Sym(shape, lambda i, j, x=x, fl=fl: fl(_row_array(lambda k: x.at(i, k) * one), n))
+            else:
+                rhs = Sym(shape, lambda i, j, x=x, fl=fl: fl(_row_array(lambda k: one * x.at(k, j)), m))
+            claims.append(same(lhs, rhs, facts + [p >= 1]))
         for d in (0, 1):  # sums along d; ones[1, m]·x or x·ones[n, 1]
             lhs = Sym((x.shape[1 - d],), lambda i, d=d, x=x, fl=fl: fl(_row(x, d, i), x.shape[d]))
             if d == 0:
