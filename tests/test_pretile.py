@@ -223,12 +223,44 @@ def test_by_default_a_kernel_that_needs_lowering_is_mapped_lowering_first():
 def test_by_default_the_lowering_first_schedule_gives_way_at_its_budget():
     """AMX K1 needs no lowering; with the lowering rules from round 1 its e-graph grew past
     10k e-nodes with no pii graph. By default that schedule stops near its budget
-    (LOWERING_FIRST_GROWTH e-nodes per e-node of the kernel as entered) and the cheap rules
-    first map it in a new e-graph: its 16 instructions."""
-    from runtime_skeleton.isel.phase1 import LOWERING_FIRST_GROWTH
+    (LOWERING_FIRST_GROWTH e-nodes per e-node of the kernel as written, at least
+    LOWERING_FIRST_FLOOR) and the cheap rules first map it in a new e-graph: its 16 instructions."""
+    from runtime_skeleton.isel.phase1 import LOWERING_FIRST_FLOOR, LOWERING_FIRST_GROWTH
 
     sel = InstructionSelector(target("amx"), parse_module((ROOT / "examples/kernels/amx_k1.hlo").read_text(), "<k1>"))
-    entered = sel.eg.view.node_count()
+    budget = max(LOWERING_FIRST_FLOOR, LOWERING_FIRST_GROWTH * sel.kernel_nodes)
     g, abandoned = _schedules(sel)
-    assert len(abandoned) == 1 and abandoned[0] <= 2 * LOWERING_FIRST_GROWTH * entered
+    assert len(abandoned) == 1 and abandoned[0] <= 2 * budget
     assert g.num_instructions == 16
+
+
+BYTE_ROW = """HloModule row
+ENTRY e {
+  a = u8[1,16]{1,0} parameter(0)
+  b = u8[1,16]{1,0} parameter(1)
+  c = u8[1,16]{1,0} parameter(2)
+  n = u8[1,16]{1,0} negate(a)
+  k = u8[] constant(3)
+  kb = u8[1,16]{1,0} broadcast(k), dimensions={}
+  s = u8[1,16]{1,0} add(b, kb)
+  d = u8[1,16]{1,0} subtract(n, c)
+  m = u8[1,16]{1,0} minimum(s, d)
+  x = u8[1,16]{1,0} maximum(m, b)
+  ROOT r = u8[1,16]{1,0} subtract(x, n)
+}
+"""
+
+
+def test_an_e_graph_short_only_of_piis_is_not_abandoned():
+    """A row of byte operators on AMX (widened to s32, narrowed by vpandd and vpmovusdb): its
+    lowering-first e-graph passes the schedule's budget while Γ(k) is still smaller than the
+    fewest instructions that compute it. That e-graph produces every output, so it is held and
+    Γ grows on it, and the first pii graph comes from it (before, the schedule was abandoned
+    there and the next one took over ten times as long)."""
+    from runtime_skeleton.ir.widen import widened
+
+    amx = target("amx")
+    module = widened(parse_module(BYTE_ROW, "<row>"), target_facts(amx).narrow_arithmetic)
+    sel = InstructionSelector(amx, module)
+    g, abandoned = _schedules(sel)
+    assert abandoned == [] and g.num_instructions > 2 ** 3

@@ -165,9 +165,12 @@ def is_expansive(r: Rule) -> bool:
 
 SPLITS = ("concat-binarize", "concat-merge-slices")
 # By default the lowering-first schedule (pii_graphs) may grow the e-graph to this many times
-# the kernel as it entered (cut to its tiles) before the cheap-first one takes over: the Gemmini
-# fuzz kernels it maps (seeds 90017-90056) had their first pii graph within 53 times; AMX
-# kernels, which need no lowering, grew past 10k e-nodes with none (K1 entered as 40).
+# the kernel as written (before its tiles join) before the cheap-first one takes over, unless
+# Γ(k) alone is short: the Gemmini fuzz kernels it maps (seeds 90017-90056) had their first pii
+# graph within 53 times the kernel cut to its tiles; AMX kernels, which need no lowering, grew
+# past 10k e-nodes with none (K1 entered as 40). Counted on the kernel as written, a kernel its
+# tiles multiply (JAX's row sums of s8[16,32] on Gemmini: 9 e-nodes, 268 cut to its tiles) gives
+# way at 2048 e-nodes, not 17k: its first pii graph in 1.2 s, not 5.
 LOWERING_FIRST_GROWTH = 64
 # ... and at least to this many e-nodes: a kernel of a few nodes needs a few lowering steps all
 # the same (a byte negate widened to s32 on AMX, 8 e-nodes as it entered: its pii graph at 703
@@ -277,6 +280,7 @@ class InstructionSelector:
         self.eg = TensorEGraph()
         self._root_refs = [self.eg.add(r) for r in self._roots]
         self.eg.flush()
+        self.kernel_nodes = self.eg.view.node_count()  # the kernel as written, before its tiles join
         for ref, forms in zip(self._root_refs, self._tiled):
             for t in forms:
                 self.eg.union(self.eg.class_of(ref), t)
@@ -318,7 +322,8 @@ class InstructionSelector:
         round 1 (the kernel entered cut to its tiles, so the lowering rules, identity and
         negation matmuls among them, reach instructions at once); if that e-graph passes
         its budget with no pii graph (``Limits.tiles_first``: by default LOWERING_FIRST_GROWTH
-        times the kernel's e-nodes, with True half the node limit), a new e-graph runs the
+        times the kernel's e-nodes as written, with True half the node limit) while some output
+        cannot be produced yet (not only Γ(k) short), a new e-graph runs the
         cheap rules first and the expansive ones later (a view-heavy kernel, a pad, drowns
         in lowering rules). ``Limits.tiles_first`` False: only the second."""
         deadline = budget.after(self.limits.timeout)
@@ -330,7 +335,7 @@ class InstructionSelector:
         lowering_first = [r for r in self.rules if not is_split(r)]
         growth = self.limits.max_nodes // 2
         if self.limits.tiles_first is None:
-            growth = min(growth, max(LOWERING_FIRST_FLOOR, LOWERING_FIRST_GROWTH * self.eg.view.node_count()))
+            growth = min(growth, max(LOWERING_FIRST_FLOOR, LOWERING_FIRST_GROWTH * self.kernel_nodes))
         again = yield from self._rounds(lowering_first, seen, deadline, stop, growth, room)
         if again and budget.now() < deadline:
             self._seed()
@@ -397,15 +402,20 @@ class InstructionSelector:
             if budget.now() > deadline:
                 self.timed_out = True
                 break
-            if abandon_at is not None and not seen and (self.stats.saturation.nodes > abandon_at or capped):
-                return True
             realizable = bool(seen) or ex.realizable(self.roots)
+            # Γ(k) too small: every output can be produced, by more piis than Γ(k) allows
+            short = not seen and realizable and eager and self._tree_size(ex) > 2**k
+            # not abandoned then: the rounds below grow Γ on this e-graph as it is (AMX fuzz
+            # 108001's row of ten byte operators: a 25-instruction pii graph in it at 2.8k
+            # e-nodes, 0.4 s; abandoned there at round 4, Γ = 16, the next schedule took 5.7 s)
+            if abandon_at is not None and not seen and not short and \
+                    (self.stats.saturation.nodes > abandon_at or capped):
+                return True
             # Every output can be produced, but no pii graph fits Γ(k) yet (a large kernel
             # needs Γ(k) >= its size): grow Γ before the e-graph, which only grows the search.
             # Not when the smallest tree of piis fits Γ(k) already: then Γ is not what kept the
             # graphs out (extraction dropped them, e.g. input views no allocation places).
-            hold = not seen and 2**k < lim.max_pii_nodes and realizable and \
-                (not eager or self._tree_size(ex) > 2**k)
+            hold = not seen and 2**k < lim.max_pii_nodes and realizable and (not eager or short)
             # Past the node limit the e-graph stops growing, but Γ(k) still grows: larger
             # pii graphs of this e-graph are still enumerated, until the deadline.
             stopped = saturated or (frozen and selected)  # this e-graph is final
