@@ -99,3 +99,18 @@ def test_a_byte_clamp_of_several_rows_is_a_loop_of_register_rows_on_amx():
     res = compile_hlo(amx, hlo, timeout=10, deterministic=True, patience=0.0)
     assert res.tiling is not None and res.tiling.tile.result_type.shape == (1, 16)
     assert verify(amx, res) == []
+
+
+@pytest.mark.parametrize("body", [
+    "  ROOT m = u8[16,16]{1,0} add(b, b)",  # widened to s32
+    "  r = u8[16,16]{1,0} reverse(b), dimensions={0}\n  ROOT m = u8[16,16]{1,0} add(r, r)",  # and its reverse sunk
+])
+def test_a_parameter_the_result_never_reads_keeps_its_number(body):
+    """The passes that rebuild a kernel before the search (widening, reverses moved to the
+    inputs, simplification) keep every parameter, read or not: a kernel whose first input is
+    unused compiles and verifies on AMX (before: an internal error in strip-mining, which
+    found parameter 1 of a kernel that had one)."""
+    text = f"HloModule k\nENTRY e {{\n  a = u8[16,16]{{1,0}} parameter(0)\n  b = u8[16,16]{{1,0}} parameter(1)\n{body}\n}}\n"
+    amx = importlib.import_module("generated.amx").TARGET
+    res = compile_hlo(amx, text, timeout=20, deterministic=True)
+    assert verify(amx, res) == []

@@ -7,7 +7,7 @@ so ``parse(print(m)) == m`` is the round-trip property.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -148,3 +148,14 @@ class Module:
             and self.output_written == other.output_written
             and list(self.computations.items()) == list(other.computations.items())
         )
+
+    def with_entry(self, body: list[Instruction], root: str) -> Module:
+        """This module with its entry computation rewritten to ``body`` (operands first) and
+        ``root``: what the root does not read is dropped, but every parameter of the old
+        entry stays (one the root never reads too), so the parameters keep their numbers."""
+        comp = self.entry_computation
+        named = {i.name for i in body}
+        body = [i for i in comp.instructions if i.opcode == "parameter" and i.name not in named] + body
+        live = set(Computation(comp.name, body, root, comp.loc).operands_first())
+        entry = Computation(comp.name, [i for i in body if i.name in live or i.opcode == "parameter"], root, comp.loc)
+        return replace(self, computations={**self.computations, comp.name: entry})

@@ -34,11 +34,7 @@ def sunk(module: Module) -> Module:
         return module
     s = _Sinker(comp)
     root = s.value(comp.root)
-    made = Computation(comp.name, list(s.out.values()), root, comp.loc)
-    live = set(made.operands_first())  # what the root reads (parameters always kept)
-    entry = Computation(comp.name, [i for i in made.instructions if i.name in live or i.opcode == "parameter"],
-                        root, comp.loc)
-    return dataclasses.replace(module, computations={**module.computations, comp.name: entry})
+    return module.with_entry(list(s.out.values()), root)
 
 
 class _Sinker:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .graph import Computation, Instruction, Module
+from .graph import Instruction, Module
 from .types import TensorType
 
 
@@ -49,12 +49,7 @@ def simplified(module: Module) -> Module:
         made[inst.name] = inst
     if not alias and all(made[n] is comp[n] for n in made):
         return module
-    kept = [made[i.name] if i.name in made else i for i in comp.instructions
-            if i.name in made or i.opcode == "parameter"]
-    live = set(Computation(comp.name, kept, comp.root, comp.loc).operands_first())
-    entry = Computation(comp.name, [i for i in kept if i.name in live or i.opcode == "parameter"], comp.root,
-                        comp.loc)
-    return dataclasses.replace(module, computations={**module.computations, comp.name: entry})
+    return module.with_entry([made[i.name] for i in comp.instructions if i.name in made], comp.root)
 
 
 def _same_as(inst: Instruction, made: dict[str, Instruction]) -> str | None:

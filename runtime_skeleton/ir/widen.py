@@ -17,7 +17,6 @@ whole kernel; here the whole chain is in s32 before the search starts.
 """
 from __future__ import annotations
 
-import dataclasses
 
 from .dtypes import s32
 from .graph import Computation, Instruction, Module
@@ -38,11 +37,7 @@ def widened(module: Module, pairs: frozenset[tuple[str, str]]) -> Module:
     w = _Widener(comp, pairs)
     for name in comp.operands_first():
         w.visit(comp[name])
-    made = Computation(comp.name, list(w.out.values()), comp.root, comp.loc)
-    live = set(made.operands_first())
-    entry = Computation(comp.name, [i for i in made.instructions if i.name in live or i.opcode == "parameter"],
-                        comp.root, comp.loc)
-    return dataclasses.replace(module, computations={**module.computations, comp.name: entry})
+    return module.with_entry(list(w.out.values()), comp.root)
 
 
 def _narrow(ins: Instruction, pairs: frozenset[tuple[str, str]]) -> bool:
