@@ -12,7 +12,7 @@ import pathlib
 import time
 from typing import Any
 
-from . import budget, stopwatch
+from . import budget, memo, stopwatch
 from .refusal import EMPTY, TIMEOUT, UNSUPPORTED, Refusal
 from .direct import CompileError, CompileOptions, CompileResult, compile_direct
 from .errors import HloError
@@ -54,7 +54,7 @@ def compile_module(target: TargetDef, module: Module, opts: CompileOptions | Non
     compile_one = compile_kernel if opts.tiling else compile_direct
     t0, before = time.perf_counter(), stopwatch.totals()
     try:
-        with budget.wall_limit(opts.timeout * budget.WALL_FACTOR):
+        with budget.wall_limit(opts.timeout * budget.WALL_FACTOR), memo.scope():
             res = compile_one(target, inlined, opts, deadline)
     except budget.OutOfTime as err:
         raise CompileError(f"no program found within the time limit: {err.message}",

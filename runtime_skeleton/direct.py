@@ -18,14 +18,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from . import budget, progress, stopwatch
+from . import budget, memo, progress, stopwatch
 from .alloc.allocate import Allocation, AllocationFailed, SolveOptions, phase2
 from .alloc.remat import rematerialized
 from .alloc.share import shared_in_place
 from .alloc.views import simplified
 from .emit import emit_program, program_json
 from .errors import ActgenError, SourceLoc
-from .refusal import ALLOCATION, TIMEOUT, Refusal
+from .refusal import ALLOCATION, NO_PII_GRAPH, TIMEOUT, Refusal
 from .ir.graph import Module
 from .isel.extract import PiiGraph
 from .isel.phase1 import InstructionSelector, Limits, NoPiiGraph, Room
@@ -273,7 +273,28 @@ def _aligned(n: int, to: int = 64) -> int:
 
 
 def compile_direct(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
-    """Act's compiler on the whole kernel: one straight-line program."""
+    """Act's compiler on the whole kernel: one straight-line program. Within a compilation an
+    equal kernel is compiled once (``memo``): its program reused, its failure raised again
+    when this attempt has no more time, or the failure did not depend on time."""
+    name = memo.key(module, (target.name, opts))
+    left = deadline - budget.now()
+    got = memo.recalled(name, left)
+    if isinstance(got, CompileError):
+        raise CompileError(got.message, got.loc, got.refusal)
+    if got is not None:
+        return dataclasses.replace(got, module=module)
+    try:
+        res = _compile_direct(target, module, opts, deadline)
+    except CompileError as err:
+        # phase 1 saturated and extracted in full: no pii graph with any time
+        permanent = err.refusal is not None and err.refusal.kind == NO_PII_GRAPH and not err.refusal.limited
+        memo.keep(name, err, math.inf if permanent else left)
+        raise
+    memo.keep(name, res, left)
+    return res
+
+
+def _compile_direct(target: TargetDef, module: Module, opts: CompileOptions, deadline: float) -> CompileResult:
     stats = CompileStats()
     t0, w0 = time.perf_counter(), budget.now()
     best: tuple[float, Candidate] | None = None

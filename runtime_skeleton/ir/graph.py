@@ -159,3 +159,14 @@ class Module:
         live = set(Computation(comp.name, body, root, comp.loc).operands_first())
         entry = Computation(comp.name, [i for i in body if i.name in live or i.opcode == "parameter"], root, comp.loc)
         return replace(self, computations={**self.computations, comp.name: entry})
+
+    def anonymous(self) -> Module:
+        """This module with its name and its entry computation's instruction names dropped
+        (numbered in order instead): kernels that differ only in names compute alike."""
+        comp = self.entry_computation
+        name = {ins.name: f"%{k}" for k, ins in enumerate(comp.instructions)}
+        body = [replace(ins, name=name[ins.name], operands=tuple(name[o] for o in ins.operands))
+                for ins in comp.instructions]
+        entry = Computation(comp.name, body, name[comp.root], comp.loc)
+        return replace(self, name="", computations={**self.computations, comp.name: entry})
+

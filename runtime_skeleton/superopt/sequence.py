@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from .. import budget, progress
 from ..direct import CompileError, CompileOptions, CompileResult, CompileStats
 from ..errors import ActgenError
-from ..ir.graph import Computation, Module
+from ..ir.graph import Module
 from ..ir.types import TensorType
 from ..layout import byte_size
 from ..program import ConcreteInstr, ConstData, Item, Loop, Program, TensorDecl
@@ -66,7 +66,7 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
     ran out of time); then, with the time left, each part again with the patience, the
     cheaper program kept."""
     t0 = time.perf_counter()
-    kernels = [_anonymous(part.module) for part in plan.parts]
+    kernels = [part.module.anonymous() for part in plan.parts]
     same = [kernels.index(m) for m in kernels]  # equal kernels compile once: each part's first equal
     distinct = [k for k, j in enumerate(same) if j == k]
     done: dict[int, CompileResult] = {}
@@ -113,17 +113,6 @@ def compile_plan(target: TargetDef, module: Module, plan: Plan, compile_one: Com
     # cost more than compiling it, and overlap across a part's edge is a few cycles)
     return CompileResult(prog, sum(r.cost for r in results), head.pii_graph, head.allocation, stats, module,
                          parts=tuple(results), part_kind=plan.kind)
-
-
-def _anonymous(module: Module) -> Module:
-    """``module`` with its name and its entry computation's instruction names dropped
-    (numbered in order instead): parts that differ only in names compute alike."""
-    comp = module.entry_computation
-    name = {ins.name: f"%{k}" for k, ins in enumerate(comp.instructions)}
-    body = [replace(ins, name=name[ins.name], operands=tuple(name[o] for o in ins.operands))
-            for ins in comp.instructions]
-    entry = Computation(comp.name, body, name[comp.root], comp.loc)
-    return replace(module, name="", computations={**module.computations, comp.name: entry})
 
 
 def sequenced(target: TargetDef, plan: Plan, programs: list[Program]) -> Program:
