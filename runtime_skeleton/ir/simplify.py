@@ -28,8 +28,8 @@ from .types import TensorType
 
 
 def simplified(module: Module) -> Module:
-    """``module`` with its entry computation's no-op views removed (the module itself when it
-    has none)."""
+    """``module`` with its entry computation's nodes that do nothing removed (the module itself
+    when it has none)."""
     comp = module.entry_computation
     alias: dict[str, str] = {}
     made: dict[str, Instruction] = {}
