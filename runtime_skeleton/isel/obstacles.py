@@ -235,13 +235,16 @@ def bound_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
         return []
     names = {n for i in candidates for n in (i.name, *i.operands)}
     runs = [(inputs, _runs(module, names, inputs)) for inputs in (random_inputs, _full_range_inputs)]
+    types = [p.type for p in comp.parameters]
+    args = [[inputs(types, seed) for seed in (0, 1)] for inputs in (random_inputs, _full_range_inputs)]
+    before: list = []  # the kernel's outputs on ``args``, evaluated once, when first needed
     found: dict[str, Obstacle] = {}
     for inst in candidates[:MAX_CHECKS]:
         if inst.opcode in found:
             continue
         for side, c, dropped in _bounds(inst, runs):
             if not free[side] and c not in (lower if side == "lower" else upper) \
-                    and _result_changes(module, inst, dropped):
+                    and _result_changes(module, inst, dropped, args, before):
                 found[inst.opcode] = Obstacle(inst.opcode, inst.name, inst.type, inst.loc, bound=c)
                 break
     return list(found.values())
@@ -313,18 +316,18 @@ def _bounds(inst: Instruction, runs: list) -> list[tuple[str, int, list]]:
     return out
 
 
-def _result_changes(module: Module, inst: Instruction, values: list) -> bool:
-    """Do the kernel's outputs change, on the runs ``_bounds`` read, when ``inst``'s value is
-    replaced by ``values`` (per run, per seed)? An evaluation error counts as no."""
+def _result_changes(module: Module, inst: Instruction, values: list, args: list, before: list) -> bool:
+    """Do the kernel's outputs on ``args`` (per run, per seed: the inputs ``_bounds`` read)
+    change when ``inst``'s value is replaced by ``values`` (laid out alike)? ``before`` holds
+    the kernel's own outputs on them, filled on the first call. An evaluation error counts as no."""
     cut = _cut(module, inst)
-    params = module.entry_computation.parameters
     try:
-        for inputs, per_seed in zip((random_inputs, _full_range_inputs), values):
-            for seed, v in zip((0, 1), per_seed):
-                args = inputs([p.type for p in params], seed)
-                old = evaluate(module, args)
-                new = evaluate(cut, args + [np.asarray(v, dtype=inst.type.dtype.np).reshape(inst.type.shape)])
-                if any(np.asarray(a).tobytes() != np.asarray(b).tobytes() for a, b in zip(old, new)):
+        if not before:
+            before.extend([[evaluate(module, a) for a in per_seed] for per_seed in args])  # all or none
+        for per_seed, olds, vs in zip(args, before, values):
+            for a, old, v in zip(per_seed, olds, vs):
+                new = evaluate(cut, a + [np.asarray(v, dtype=inst.type.dtype.np).reshape(inst.type.shape)])
+                if any(np.asarray(x).tobytes() != np.asarray(y).tobytes() for x, y in zip(old, new)):
                     return True
     except ActgenError:
         return False
