@@ -18,6 +18,7 @@ Integers and pred must match exactly. Float tolerances are per test class, see T
 from __future__ import annotations
 
 import functools
+import math
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -362,6 +363,8 @@ class HloCase:
     args: tuple
     tol: str = "exact"
     comps: str = ""  # other computations (reducers)
+    # output -> the argument it converts to bf16 from a type wider than f32 (see _wide_to_bf16)
+    wide_bf16: tuple[tuple[int, int], ...] = ()
 
 
 def _param_lines(args) -> str:
@@ -436,7 +439,8 @@ HLO_CASES = [
         d = f32[6] convert(p0)
         e = f16[6] convert(p0)
         ROOT r = (s64[6], u64[6], bf16[6], f32[6], f16[6]) tuple(a, b, c, d, e)""",
-            (_arr([1e20, -1e20, 9.3e18, np.nan, 1 + 2**-8 + 2**-30, 1 + 2**-24 + 2**-40], np.float64),)),
+            (_arr([1e20, -1e20, 9.3e18, np.nan, 1 + 2**-8 + 2**-30, 1 + 2**-24 + 2**-40], np.float64),),
+            wide_bf16=((2, 0),)),
     HloCase("convert_ints_to_floats", """
         a = bf16[5] convert(p0)
         b = f16[5] convert(p0)
@@ -447,7 +451,8 @@ HLO_CASES = [
         g = u8[5] convert(p0)
         ROOT r = (bf16[5], f16[5], f32[5], f32[3], bf16[2], s8[5], u8[5]) tuple(a, b, c, d, e, f, g)""",
             (_arr([2**24 + 1, 2**24 + 2**16 + 1, 16777217 * 3, 2**31 - 1, -(2**31)], np.int32),
-             _arr([2**64 - 1, 2**53 + 1, 12345], np.uint64), _arr([True, False], np.bool_))),
+             _arr([2**64 - 1, 2**53 + 1, 12345], np.uint64), _arr([True, False], np.bool_)),
+            wide_bf16=((0, 0),)),
     HloCase("convert_narrow_floats", """
         a = bf16[6] convert(p0)
         b = f16[6] convert(p0)
@@ -590,7 +595,47 @@ def test_hlo_against_xla(case: HloCase, xla_run):
     text = hlo_text(case)
     want = xla_run(text, list(case.args))
     got = evaluate(parse_module(text, f"{case.name}.hlo"), list(case.args))
+    for out, arg in case.wide_bf16:
+        want[out] = _wide_to_bf16(xla_run, got[out], want[out], case.args[arg], f"{case.name} out{out}")
     check_outputs(got, want, case.tol, case.name)
+
+
+def _bf16_rounded(x) -> float:  # noqa: ANN001
+    """x (an int or a float64) rounded once to bf16's 8 significant bits, ties to even, exactly."""
+    from fractions import Fraction
+
+    v = Fraction(int(x)) if isinstance(x, (int, np.integer)) else Fraction(float(x))
+    if v == 0:
+        return 0.0
+    e = math.floor(math.log2(abs(v)))
+    e += (abs(v) >= Fraction(2) ** (e + 1)) - (abs(v) < Fraction(2) ** e)
+    ulp = Fraction(2) ** (e - 7)
+    return float(round(v / ulp) * ulp)  # round() on a Fraction: half to even
+
+
+def _wide_to_bf16(xla_run, got: np.ndarray, want: np.ndarray, x: np.ndarray, what: str) -> np.ndarray:  # noqa: ANN001
+    """XLA:CPU converts a value wider than f32 to bf16 through f32 (rounding twice) where the CPU
+    converts f32 to bf16 natively (avx512_bf16: XLA emits vcvtneps2bf16), and rounds once
+    elsewhere; the reference rounds once on every machine. On a host that rounds twice, the
+    elements that differ are checked to be exactly that: XLA's the f32 value rounded again,
+    the reference's the exact value rounded once. Returns what ``got`` is then compared with."""
+    probe = np.array([2**24 + 2**16 + 1], np.int32)  # f32 rounds it to a bf16 tie; once rounded it is above
+    twice = float(xla_run(PROBE_HLO, [probe])[0][0]) == 2.0**24
+    if not twice:
+        return want
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    for i in np.flatnonzero((g != w) & ~(np.isnan(g) & np.isnan(w))):
+        through_f32 = float(np.asarray(x[i]).astype(np.float32).astype(BF16))
+        assert w[i] == through_f32 and g[i] == _bf16_rounded(x[i]), (what, i, x[i], g[i], w[i])
+    return got
+
+
+PROBE_HLO = """HloModule probe
+ENTRY e {
+  p0 = s32[1]{0} parameter(0)
+  ROOT r = bf16[1]{0} convert(p0)
+}
+"""
 
 
 # ---------------------------------------------------------------------------
