@@ -86,3 +86,28 @@ def test_the_graph_holds_local_imports_and_a_cycle_is_found():
     assert "runtime_skeleton.superopt.tiled" in graph["runtime_skeleton.superopt.driver"]
     graph["runtime_skeleton.direct"].add("runtime_skeleton.superopt.driver")  # as compile.py's types once did
     assert any("runtime_skeleton.direct" in c and "runtime_skeleton.superopt.tiled" in c for c in cycles(graph))
+
+
+def test_help_loads_no_solver_and_no_ml_dtypes():
+    """``python -m generated.<t> --help`` starts fast: the solvers (egglog, ortools, z3) and
+    ml_dtypes (most of a second to import: only bf16 needs it) are loaded where used."""
+    import subprocess
+    import sys
+
+    code = ("import runpy, sys\n"
+            "sys.argv = ['gemmini', '--help']\n"
+            "try:\n    runpy.run_module('generated.gemmini', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'egglog', 'ortools', 'z3', 'ml_dtypes'}))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=PACKAGE.parent).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_bf16_still_converts_from_numpy_once_ml_dtypes_is_loaded():
+    import ml_dtypes
+    import numpy as np
+
+    from runtime_skeleton.ir.dtypes import bf16, from_numpy
+
+    assert from_numpy(np.dtype(ml_dtypes.bfloat16)) is bf16 and bf16.np == np.dtype(ml_dtypes.bfloat16)

@@ -1,9 +1,9 @@
 """Element types of the tensor IR, named as XLA names them (pred, s8, ..., bf16, f64)."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 
@@ -15,7 +15,8 @@ class DType:
 
     @property
     def np(self) -> np.dtype:
-        return _NUMPY[self.name]
+        got = _NUMPY.get(self.name)
+        return got if got is not None else _ml_dtype(self.name)
 
     @property
     def nbytes(self) -> int:
@@ -52,10 +53,18 @@ _NUMPY: dict[str, np.dtype] = {
     "u32": np.dtype(np.uint32),
     "u64": np.dtype(np.uint64),
     "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
     "f32": np.dtype(np.float32),
     "f64": np.dtype(np.float64),
 }
+
+
+def _ml_dtype(name: str) -> np.dtype:
+    """bf16's numpy type, from ml_dtypes, imported on first use: its import alone takes most of
+    a second, and most kernels and every --help need no bf16."""
+    import ml_dtypes
+
+    _NUMPY[name] = np.dtype({"bf16": ml_dtypes.bfloat16}[name])
+    return _NUMPY[name]
 
 DTYPES: dict[str, DType] = {
     "pred": DType("pred", "pred", 8),
@@ -85,4 +94,6 @@ def from_numpy(dt: np.dtype) -> DType:
     for name, n in _NUMPY.items():
         if n == dt:
             return DTYPES[name]
+    if "ml_dtypes" in sys.modules and dt == bf16.np:  # a bfloat16 array: ml_dtypes made it
+        return bf16
     raise KeyError(f"numpy dtype {dt} has no XLA element type")
