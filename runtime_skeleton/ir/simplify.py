@@ -7,7 +7,9 @@ but each is a round of phase 1 over the whole kernel; a rule that reads the sums
 broadcast (``broadcast-sums-dot``) fires only after them, when the other rules have grown the
 e-graph severalfold. Here:
 
-- a reshape of a reshape reads the inner reshape's operand;
+- a reshape of a reshape reads the inner reshape's operand, and an integer reduce whose
+  operator is commutative and associative (a wrapping sum, a product, a maximum, a minimum, a
+  bitwise and, or, xor) of a reverse along reduced dimensions only reads what is reversed;
 - a broadcast onto its operand's own shape along every dimension in order, and a reshape to
   its operand's own shape, are their operand;
 - so are a negation of a negation, a maximum or minimum of a value with itself or with the
@@ -23,7 +25,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from .graph import Instruction, Module
+import numpy as np
+
+from .attrs import Literal
+from .graph import Computation, Instruction, Module
+from .ranges import Range, exact, type_range, value_ranges
 from .types import TensorType
 
 
@@ -33,23 +39,51 @@ def simplified(module: Module) -> Module:
     comp = module.entry_computation
     alias: dict[str, str] = {}
     made: dict[str, Instruction] = {}
+    order = _Order(module, made)
+    kept = _saturating(comp)
     for name in comp.operands_first():
         inst = comp[name]
         ops = tuple(alias.get(o, o) for o in inst.operands)
         if inst.opcode == "reshape" and made[ops[0]].opcode == "reshape":
             ops = made[ops[0]].operands
+        elif inst.opcode == "reduce" and _unreversed(module, inst, made[ops[0]]):
+            ops = made[ops[0]].operands + ops[1:]
         if ops != inst.operands:
             inst = dataclasses.replace(inst, operands=ops)
         same = _same_as(inst, made)
+        if same is None and inst.name not in kept:
+            same = _same_by_order(inst, order)
         if same is not None:
             if inst.name != comp.root:
                 alias[inst.name] = same
                 continue
             inst = Instruction(inst.name, "copy", inst.type, (same,), {}, inst.loc)
+        value = order.constant(inst)
+        if value is not None:
+            made[value.name] = value
+            inst = Instruction(inst.name, "broadcast", inst.type, (value.name,), {"dimensions": ()}, inst.loc)
         made[inst.name] = inst
-    if not alias and all(made[n] is comp[n] for n in made):
+    if not alias and all(n in comp and made[n] is comp[n] for n in made):
         return module
-    return module.with_entry([made[i.name] for i in comp.instructions if i.name in made], comp.root)
+    return module.with_entry(list(made.values()), comp.root)  # operands first
+
+
+COMMUTATIVE_INT = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
+
+
+def _unreversed(module: Module, inst: Instruction, operand: Instruction) -> bool:
+    """Whether ``inst`` is an integer reduce that does not see the order its reverse
+    ``operand`` changes."""
+    if inst.opcode != "reduce" or len(inst.operands) != 2 or operand.opcode != "reverse":
+        return False
+    body = module.computations.get(inst.attrs.get("to_apply", ""))
+    t = inst.type
+    if body is None or not isinstance(t, TensorType) or not t.dtype.is_int:
+        return False
+    root = body.root_instruction
+    if root.opcode not in COMMUTATIVE_INT or sorted(root.operands) != sorted(p.name for p in body.parameters):
+        return False
+    return set(operand.attrs["dimensions"]) <= set(inst.attrs["dimensions"])
 
 
 def _same_as(inst: Instruction, made: dict[str, Instruction]) -> str | None:
@@ -73,3 +107,102 @@ def _same_as(inst: Instruction, made: dict[str, Instruction]) -> str | None:
         if ints and inner.opcode == dual and other in inner.operands:
             return other  # max(x, min(x, y)) = x
     return None
+
+
+class _Order:
+    """What the value ranges prove about the values made so far (by name)."""
+
+    def __init__(self, module: Module, made: dict[str, Instruction]) -> None:
+        self.module, self.made = module, made
+        self.ranges: dict[str, Range] = value_ranges(module)
+
+    def at_least(self, a: str, b: str) -> bool:
+        """Whether every element of ``a`` is >= the same element of ``b``, on every input."""
+        if a == b:
+            return True
+        ra, rb = self.ranges.get(a), self.ranges.get(b)
+        if ra is None or rb is None:
+            return False
+        if ra[0] >= rb[1]:
+            return True
+        x, y = self.made[a], self.made[b]
+        return (x.opcode == "maximum" and b in x.operands) or (y.opcode == "minimum" and a in y.operands) or \
+            self._offset(x, b, lambda d: d[0] >= 0) or self._offset(y, a, lambda d: d[1] <= 0)
+
+    def _offset(self, s: Instruction, base: str, sign) -> bool:  # noqa: ANN001
+        """``s`` is ``base`` plus (minus) a value of ``sign`` and does not wrap."""
+        ops = s.operands
+        if s.opcode == "add" and base in ops:
+            d = ops[1] if ops[0] == base else ops[0]
+        elif s.opcode == "subtract" and ops[0] == base:
+            d = ops[1]
+            r = self.ranges.get(d)
+            return r is not None and sign((-r[1], -r[0])) and self._exact(s)
+        else:
+            return False
+        r = self.ranges.get(d)
+        return r is not None and sign(r) and self._exact(s)
+
+    def _exact(self, s: Instruction) -> bool:
+        comp = self.module.entry_computation
+        return exact(self.module, comp, s, self.ranges)
+
+    def constant(self, inst: Instruction) -> Instruction | None:
+        """The scalar constant an integer value always equals, when it is computed (not
+        already a constant or its broadcast)."""
+        t = inst.type
+        if not isinstance(t, TensorType) or not t.dtype.is_int or inst.opcode in ("constant", "parameter"):
+            return None
+        if inst.opcode == "broadcast" and self.made[inst.operands[0]].opcode == "constant":
+            return None
+        r = self.ranges.get(inst.name)
+        zero = inst.opcode == "subtract" and inst.operands[0] == inst.operands[1]
+        if (r is None or r[0] != r[1]) and not zero:
+            return None
+        v = 0 if zero else r[0]  # type: ignore[index]
+        name = f"{inst.name}.value"
+        while name in self.made or name in self.module.entry_computation:
+            name += "_"
+        self.ranges[name] = (v, v)
+        return Instruction(name, "constant", TensorType(t.dtype, ()), (),
+                           {"literal": Literal(t.dtype, np.array(v, t.dtype.np))}, inst.loc)
+
+
+def _same_by_order(inst: Instruction, order: _Order) -> str | None:
+    """The operand an integer clamp, maximum or minimum returns, as the value ranges prove."""
+    if not isinstance(inst.type, TensorType) or not inst.type.dtype.is_int:
+        return None
+    ops = inst.operands
+    if inst.opcode in ("maximum", "minimum"):
+        a, b = ops
+        if order.at_least(a, b):
+            return a if inst.opcode == "maximum" else b
+        if order.at_least(b, a):
+            return b if inst.opcode == "maximum" else a
+    if inst.opcode == "clamp":
+        lo, x, hi = ops
+        if order.at_least(x, lo) and order.at_least(hi, x):
+            return x
+    return None
+
+
+def _saturating(comp: Computation) -> set[str]:
+    """The clamps, maxima and minima whose values reach a narrowing integer convert through
+    clamps, maxima and minima only: together they make it a saturating convert."""
+    stack = [i.operands[0] for i in comp.instructions if i.opcode == "convert" and _narrows(comp, i)]
+    found: set[str] = set()
+    while stack:
+        n = stack.pop()
+        if n in found or comp[n].opcode not in ("clamp", "maximum", "minimum"):
+            continue
+        found.add(n)
+        stack.extend(comp[n].operands)
+    return found
+
+
+def _narrows(comp: Computation, convert: Instruction) -> bool:
+    src, dst = comp[convert.operands[0]].type, convert.type
+    if not (isinstance(src, TensorType) and isinstance(dst, TensorType) and src.dtype.is_int and dst.dtype.is_int):
+        return False
+    (s_lo, s_hi), (d_lo, d_hi) = type_range(src), type_range(dst)
+    return not (d_lo <= s_lo and s_hi <= d_hi)
