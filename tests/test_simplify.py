@@ -119,3 +119,29 @@ def test_absorption_is_not_applied_to_floats():
     module = parse_module(IDENTITIES.replace("T[", "f32["), "<k>")
     comp = simplified(module).entry_computation
     assert comp["r"].operands == ("m", "b") and comp["b"].operands == ("n", "x")
+
+
+CSE = """HloModule k
+ENTRY e {
+  p = s8[4,4]{1,0} parameter(0)
+  q = s8[4,4]{1,0} parameter(1)
+  x = s32[4,4]{1,0} convert(p)
+  y = s32[4,4]{1,0} convert(q)
+  a = s32[4,4]{1,0} maximum(x, y)
+  b = s32[4,4]{1,0} maximum(y, x)
+  ROOT r = s32[4,4]{1,0} subtract(a, b)
+}
+"""
+
+
+def test_equal_values_are_computed_once_and_their_difference_is_zero():
+    """max(x, y) and max(y, x) of integers are one value (XLA's CSE with commutative operands
+    in order), so their difference is the constant 0; not for floats (max(-0, +0))."""
+    module = parse_module(CSE, "<k>")
+    out = simplified(module).entry_computation
+    root = out.root_instruction
+    assert root.opcode == "broadcast" and out[root.operands[0]].attrs["literal"].array.item() == 0
+    _same_values(module, simplified(module))
+    floats = CSE.replace("s32", "f32").replace("s8[4,4]{1,0} parameter", "f32[4,4]{1,0} parameter")
+    comp = simplified(parse_module(floats, "<k>")).entry_computation
+    assert comp.root_instruction.opcode == "subtract" and comp["a"].operands != comp["b"].operands

@@ -51,6 +51,9 @@ VIEWS = frozenset({"reshape", "bitcast-convert"})  # the same bytes, read as ano
 CONTRACTIONS = frozenset({"dot", "convolution"})  # sums of products over contracted dimensions
 REDUCTIONS = frozenset({"reduce", "reduce-window"})  # a computation applied along dimensions
 PLUMBING = frozenset({"parameter", "tuple", "get-tuple-element", "call"})  # the IR's wiring, not values
+# binary operators whose operands may swap; on integers also associative (wrapping), so a reduce
+# by one of them does not depend on the order of the elements it reduces
+COMMUTATIVE = ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
 
 COMPARISON_DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 

@@ -15,7 +15,17 @@ e-graph severalfold. Here:
 - so are a negation of a negation, a maximum or minimum of a value with itself or with the
   same operator's result on it (max(max(x, y), y)), and, for integers, a maximum of a value
   with a minimum of it (max(x, min(x, y)) = x) and the reverse (random kernels of Act's
-  operators are full of them; the rules know the first ones, not the lattice's absorption).
+  operators are full of them; the rules know the first ones, not the lattice's absorption);
+- by the integer values' ranges (``ranges``): a clamp, maximum or minimum is the operand the
+  ranges show it returns (max(x, c) when every x >= c; clip(convert(s8), -128, 127)), also
+  through one step of order (min(x + d, x) = x when d >= 0 and the sum does not wrap), and a
+  value whose range is one number (a clip to [1, 5] clipped to [-5, -3]; x - x) is that
+  constant. A clamp chain feeding a narrowing integer convert stays: with it the convert
+  saturates, which instructions compute (Gemmini's mvout); without it the convert would wrap,
+  which equals it only on the ranges;
+- an instruction computing what an earlier one computes (the same operator, type, attributes
+  and operands, integer operands of a commutative operator in either order) is that one
+  (XLA's HloCSE): max(x, y) - max(y, x) is then x - x, the constant 0.
 
 The kernel's root stays, as a copy.
 
@@ -29,6 +39,7 @@ import numpy as np
 
 from .attrs import Literal
 from .graph import Computation, Instruction, Module
+from .ops import ALL_OPS, COMMUTATIVE
 from .ranges import Range, exact, type_range, value_ranges
 from .types import TensorType
 
@@ -41,6 +52,7 @@ def simplified(module: Module) -> Module:
     made: dict[str, Instruction] = {}
     order = _Order(module, made)
     kept = _saturating(comp)
+    first: dict[tuple, str] = {}  # the first instruction computing each value (common subexpressions)
     for name in comp.operands_first():
         inst = comp[name]
         ops = tuple(alias.get(o, o) for o in inst.operands)
@@ -53,6 +65,9 @@ def simplified(module: Module) -> Module:
         same = _same_as(inst, made)
         if same is None and inst.name not in kept:
             same = _same_by_order(inst, order)
+        key = _value_key(inst)
+        if same is None and key is not None:
+            same = first.get(key)
         if same is not None:
             if inst.name != comp.root:
                 alias[inst.name] = same
@@ -63,12 +78,24 @@ def simplified(module: Module) -> Module:
             made[value.name] = value
             inst = Instruction(inst.name, "broadcast", inst.type, (value.name,), {"dimensions": ()}, inst.loc)
         made[inst.name] = inst
+        if key is not None and inst.opcode != "copy":
+            for k in {key, _value_key(inst)} - {None}:
+                first.setdefault(k, inst.name)
     if not alias and all(n in comp and made[n] is comp[n] for n in made):
         return module
     return module.with_entry(list(made.values()), comp.root)  # operands first
 
 
-COMMUTATIVE_INT = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
+def _value_key(inst: Instruction) -> tuple | None:
+    """What ``inst`` computes, names of its operands included (XLA's HloCSE): equal keys, equal
+    values. Integer operands of a commutative operator in a fixed order (for floats the order
+    can change a NaN's payload or the sign of a zero maximum)."""
+    if inst.opcode not in ALL_OPS or inst.opcode == "parameter":
+        return None
+    ops = inst.operands
+    if inst.opcode in COMMUTATIVE and isinstance(inst.type, TensorType) and not inst.type.dtype.is_float:
+        ops = tuple(sorted(ops))
+    return inst.opcode, inst.type, ops, tuple(inst.attrs.items())
 
 
 def _unreversed(module: Module, inst: Instruction, operand: Instruction) -> bool:
@@ -81,7 +108,7 @@ def _unreversed(module: Module, inst: Instruction, operand: Instruction) -> bool
     if body is None or not isinstance(t, TensorType) or not t.dtype.is_int:
         return False
     root = body.root_instruction
-    if root.opcode not in COMMUTATIVE_INT or sorted(root.operands) != sorted(p.name for p in body.parameters):
+    if root.opcode not in COMMUTATIVE or sorted(root.operands) != sorted(p.name for p in body.parameters):
         return False
     return set(operand.attrs["dimensions"]) <= set(inst.attrs["dimensions"])
 

@@ -54,7 +54,7 @@ from ..errors import ActgenError
 from ..ir.attrs import Literal, PadDim, SliceDim, split_padding
 from ..ir.dtypes import DTYPES, DType, f32, s32, u32
 from ..ir.graph import Computation
-from ..ir.ops import BINARY_OPS, ELEMENTWISE
+from ..ir.ops import BINARY_OPS, COMMUTATIVE, ELEMENTWISE
 from ..ir.shape_inference import ShapeError, infer_type
 from ..ir.types import TensorType
 from .convert import reducer
@@ -69,7 +69,6 @@ AXIOMS: list[Rule] = []
 # and so does elementwise-widen's narrowing of an integer result.
 NEEDS: dict[str, frozenset[str]] = {}
 
-COMMUTATIVE = ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
 VALUE_ROOTS = frozenset({
     "parameter", "input", "constant", "copy", "convert", "bitcast-convert", "reshape", "transpose",
     "broadcast", "slice", "concatenate", "dot", "reduce",
