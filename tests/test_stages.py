@@ -14,8 +14,8 @@ from runtime_skeleton.reference import evaluate
 from runtime_skeleton.reference.npz_io import random_inputs
 from runtime_skeleton.superopt.sequence import compile_plan
 from runtime_skeleton.superopt.driver import compile_stage
-from runtime_skeleton.superopt.stages import (isolated_numbers, isolated_plan, piece_numbers, piece_plan, replicated,
-                                             stage_numbers, stage_plan)
+from runtime_skeleton.superopt.stages import (isolated_numbers, isolated_plan, moved_apart, piece_numbers, piece_plan,
+                                             replicated, stage_numbers, stage_plan)
 
 from generated.amx import TARGET as AMX
 from generated.gemmini import TARGET as GEMMINI
@@ -276,3 +276,28 @@ def test_a_reduce_a_contraction_reads_is_a_stage_of_its_own():
     no_dot = load_kernel(REDUCE_DOT.replace("dot(w, r), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
                                             "negate(r)"))
     assert reduce_stage_plan(no_dot) is None
+
+
+WIDENED_REVERSE = """HloModule k
+ENTRY e {
+  a = s8[16,16]{1,0} parameter(0)
+  c = s32[16,16]{1,0} convert(a)
+  ROOT r = s32[16,16]{1,0} reverse(c), dimensions={DIMS}
+}
+"""
+
+
+@pytest.mark.parametrize("dims, apart", [("1", False), ("0", True), ("0,1", True)])
+def test_a_column_reverse_of_widened_bytes_is_left_to_a_matmul_on_gemmini(dims, apart):
+    """Gemmini's array reads int8: reverse-as-dot makes the columns' reverse of s32 values of int8
+    ones one matmul by a reversed identity where it stands. Rows are moved apart (each a move of a
+    row); so is a reverse along both (J . x . J has no program); on AMX, whose tile dots read bytes
+    too, the same."""
+    module = load_kernel(WIDENED_REVERSE.replace("DIMS", dims))
+    assert bool(moved_apart(GEMMINI, module)) == apart
+    assert bool(moved_apart(AMX, module)) == apart
+    if dims == "1":
+        res = compile_module(GEMMINI, module, CompileOptions(timeout=20))
+        assert not verify(GEMMINI, res)
+        assert [i.name for i in res.program.instructions].count("compute_ws") == 1
+        assert len(res.program.instructions) == 5

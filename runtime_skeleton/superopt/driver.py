@@ -93,7 +93,7 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
     value, each iteration computes that value again: its pieces, which compute it once,
     are then tried in the time left, and the cheaper program is kept."""
     module = widened(module, target_facts(target).narrow_arithmetic)  # the same values (ir.widen)
-    moved = moved_apart(target)
+    moved = moved_apart(target, module)
     if moved:  # the same bits (ir.reverses); compile_module checks the program against the kernel as written
         module = sunk(module)
     plans = [p for p in (block_plan(module), isolated_plan(module, moved), stage_plan(module),

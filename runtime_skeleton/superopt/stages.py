@@ -30,6 +30,7 @@ from ..ir.graph import Computation, Instruction, Module
 from ..ir.ops import CONTRACTIONS
 from ..ir.types import TensorType, TupleType
 from ..isel.phase1 import target_facts
+from ..isel.tiles import instruction_dots
 from ..target import TargetDef
 from .reduction import chained
 from .sequence import Part, Plan
@@ -172,14 +173,41 @@ def _reduce_feeds_contraction(comp: Computation) -> bool:
     return False
 
 
-def moved_apart(target: TargetDef) -> frozenset[str]:
+def moved_apart(target: TargetDef, module: Module) -> frozenset[str]:
     """Operators no instruction of ``target`` computes that phase 1 reaches only as moves
     of single rows, columns or elements (``isel.pretile``): a reverse. Each is compiled
     as a stage of its own (``isolated_plan``), HBM to HBM, after moving it toward the
     inputs (``ir.reverses``), as a loop of those moves (``tiled._reversal_moves``); inside
     a larger kernel the rules push the other operators into its pieces and the e-graph
-    grows with them."""
-    return frozenset({"reverse"}) - target_facts(target).ops
+    grows with them. None when every reverse of ``module`` is a matmul by a reversed
+    identity where it stands (``_reversed_by_dot``)."""
+    if "reverse" in target_facts(target).ops:
+        return frozenset()
+    comp = module.entry_computation
+    if all(_reversed_by_dot(target, comp, i) for i in comp.instructions if i.opcode == "reverse"):
+        return frozenset()
+    return frozenset({"reverse"})
+
+
+def _reversed_by_dot(target: TargetDef, comp: Computation, rev: Instruction) -> bool:
+    """Whether ``rev`` reverses the conversion of a value an instruction's dot reads into that
+    dot's result type (Gemmini: s32 values of int8 ones) along its innermost dimension only:
+    ``reverse-as-dot`` makes it one matmul by a reversed identity, which that instruction
+    computes, so it is best left where it is, before the conversion that sinking would move it
+    through. Not so along an outer dimension, whose moves are of whole rows (a loop of them), nor
+    along both (J . x . J: the first product would have to be narrowed again; phase 1 finds no
+    program)."""
+    src = comp[rev.operands[0]]
+    if src.opcode != "convert" or not isinstance(rev.type, TensorType) or rev.type.rank != 2:
+        return False
+    reversed_dims = [d for d in rev.attrs["dimensions"] if rev.type.shape[d] > 1]
+    if reversed_dims != [rev.type.effective_layout.minor_to_major[0]]:
+        return False
+    narrow = comp[src.operands[0]].type
+    if not isinstance(narrow, TensorType) or not narrow.dtype.is_int:
+        return False
+    d, r = narrow.dtype.name, rev.type.dtype.name
+    return (d, d, r) in instruction_dots(target_facts(target).patterns)
 
 
 def isolated_plan(module: Module, ops: frozenset[str]) -> Plan | None:

@@ -258,7 +258,7 @@ def _reversal_moves(target: TargetDef, module: Module, options: list) -> list | 
     once the loop is found). None for any other kernel, and for a reverse whose reversed
     dimensions have one element (a move: a column of 64 rows is then tiled as any copy)."""
     root = module.entry_computation.root_instruction
-    if root.opcode != "reverse" or "reverse" not in moved_apart(target):
+    if root.opcode != "reverse" or "reverse" not in moved_apart(target, module):
         return None
     dims = [d for d in root.attrs["dimensions"] if root.type.shape[d] > 1]
     if not dims:
