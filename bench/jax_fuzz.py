@@ -3,6 +3,8 @@ fuzzing operators (add, subtract, negate, maximum, minimum, clamp, broadcast, re
 reverse, dot), drawn from a seed, lowered with ``jax.jit(f).lower(...).as_text(dialect="hlo")``
 and compiled by the backend at the fuzzer's default budget (10 s, deterministic), each
 program verified on the simulator against the reference interpreter (``fuzz.check_kernel``).
+The draw's profile is printed with the figures: the operators of the kernels as JAX lowered
+them (calls inlined), their element types and shapes, and their node counts.
 
 The draw is not the fuzzer's (a different generator, through JAX's own lowering): on
 gemmini int8 inputs with int32 values (a dot reads operands clipped and requantized to
@@ -16,11 +18,15 @@ from __future__ import annotations
 
 import multiprocessing
 import random
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
 from _common import campaign_args, percentile, print_table, progress, provenance
 
 from runtime_skeleton.fuzz.run import VERIFIED, check_kernel
+from runtime_skeleton.hlo import parse_module
+from runtime_skeleton.ir.inline import inline_calls
+from runtime_skeleton.ir.types import TensorType
 
 DIMS = (16, 32)
 
@@ -122,10 +128,31 @@ def _job(job: tuple) -> tuple[int, str, object]:
     return seed, text, check_kernel(target, text, seed, timeout, text.count(" = "))
 
 
+def profile_row(target: str, texts: list[str]) -> list:
+    """The draw of one target: each operator with the number of kernels using it, the element
+    types and shapes of the values, and the node counts (entry instructions, calls inlined)."""
+    ops: Counter = Counter()
+    dtypes: Counter = Counter()
+    shapes: Counter = Counter()
+    nodes = []
+    for text in texts:
+        comp = inline_calls(parse_module(text, "<jax>")).entry_computation
+        nodes.append(len(comp.instructions))
+        ops.update({i.opcode for i in comp.instructions if i.opcode not in ("parameter", "constant")})
+        for i in comp.instructions:
+            if isinstance(i.type, TensorType) and i.type.rank:
+                dtypes[i.type.dtype.name] += 1
+                shapes["x".join(map(str, i.type.shape))] += 1
+    top = lambda c, n: ", ".join(f"{k} {v}" for k, v in c.most_common(n))  # noqa: E731
+    nodes.sort()
+    return [target, top(ops, 20), top(dtypes, 4), top(shapes, 6),
+            f"{nodes[0]}/{nodes[len(nodes) // 2]}/{nodes[-1]}" if nodes else ""]
+
+
 def main() -> None:
     args = campaign_args(__doc__.splitlines()[0], n=20, jobs=2)
     print(provenance())
-    rows, misses = [], []
+    rows, misses, profiles = [], [], []
     for t in args.targets:
         progress(f"{t}: {args.n} random JAX kernels")
         work = [(t, s, args.timeout) for s in range(args.seed, args.seed + args.n)]
@@ -133,6 +160,7 @@ def main() -> None:
         with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             got = sorted(pool.map(_job, work), key=lambda x: x[0])
         outs = [o for _, _, o in got]
+        profiles.append(profile_row(t, [text for _, text, _ in got]))
         ok = [o for o in outs if o.status == VERIFIED]
         refused = [o for o in outs if not o.compiled and o.status != "failed" and o.seconds < 1.0]
         wrong = [o for o in outs if o.status == "failed"]
@@ -144,6 +172,8 @@ def main() -> None:
     print_table("Random JAX kernels: verified, refused at once, not compiled, wrong",
                 ["target", "kernels", "verified", "refused < 1 s", "not compiled", "wrong", "compile p50 s",
                  "compile p95 s", "HLO lines"], rows)
+    print_table("The draw: operators (kernels using each), element types and shapes (values), nodes",
+                ["target", "operators", "types", "shapes", "nodes min/median/max"], profiles, right={4})
     if misses:
         print_table("Kernels not compiled", ["target", "seed", "HLO lines", "s", "why"], misses)
 
