@@ -79,6 +79,7 @@ class Obstacle:
     product: bool = False  # a product of two operands that vary with the inputs (``product_obstacles``)
     narrow_reads: bool = False  # its operands' values fit no type an instruction reads (``width_obstacles``)
     bound: int | None = None  # a bound it clips at that no instruction clips at (``bound_obstacles``)
+    wide_result: bool = False  # an output whose values no instruction computing the operator writes
 
     def __str__(self) -> str:
         where = f"line {self.loc.line}" if self.loc else "no location"
@@ -92,7 +93,8 @@ def kernel_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
     module = _forwarded(module)
     return (store_obstacles(target, module) or obstacles(target, module)
             or float_obstacles(target, module) or product_obstacles(target, module)
-            or width_obstacles(target, module) or bound_obstacles(target, module))
+            or width_obstacles(target, module) or bound_obstacles(target, module)
+            or result_width_obstacles(target, module))
 
 
 def unreachable_ops(target: TargetDef) -> frozenset[str]:
@@ -201,6 +203,78 @@ BOUND_RULES = frozenset({
     "maximum-absorb", "minimum-absorb", "maximum-as-clamp", "minimum-as-clamp", "clamp-clamp",
     "convert-clamped-float-via-int", "minimum-nonnegative-unsigned", "convert-int-truncate", "elementwise-widen",
 })
+
+
+CLIPS = frozenset({"maximum", "minimum", "clamp"})
+
+
+def result_width_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
+    """Integer maxima, minima and clamps whose values are the kernel's output (through data
+    movement only) and, on random inputs spanning their types, fit no chain of integer types
+    an instruction computing one writes its result through (``clip_widths``): Gemmini computes
+    a maximum only in its ReLU, on the way from the accumulator to int8, so the ReLU of an s32
+    matmul is refused unless its values fit int8. The rules keep a maximum, minimum or clamp as
+    one of the three (``BOUND_RULES``), so those output values come from such an instruction.
+    One obstacle per operator."""
+    comp = module.entry_computation
+    candidates = [comp[n] for n in _moved_to_output(comp) if comp[n].opcode in CLIPS]
+    candidates = [i for i in candidates if isinstance(i.type, TensorType) and i.type.dtype.is_int]
+    if not candidates:
+        return []
+    chains = clip_widths(default_rules(target)[1])
+    values = _values(module, {n for i in candidates for n in (i.name, *i.operands)})
+    arrays = _arrays(module, {i.name for i in candidates})
+    found: dict[str, Obstacle] = {}
+    for inst in candidates[:MAX_CHECKS]:
+        if inst.opcode in found or not _varies(values, inst.name) or inst.name not in arrays or \
+                any(o in values and _same(values, inst.name, o) for o in inst.operands):
+            continue
+        if not any(all(_fits(arrays[inst.name], {t}) for t in chain) for chain in chains):
+            found[inst.opcode] = Obstacle(inst.opcode, inst.name, inst.type, inst.loc, wide_result=True)
+    return list(found.values())
+
+
+def clip_widths(patterns: list) -> set[tuple[str, ...]]:
+    """Per instruction path from a maximum, minimum or clamp of integers to the root of its
+    semantics: the integer types the value is held in on the way (its own, each convert's);
+    the value reaches the instruction's output only where it fits all of them."""
+    chains: set[tuple[str, ...]] = set()
+    for p in patterns:
+        users: dict[int, list[int]] = {}
+        for k, n in enumerate(p.nodes):
+            for c in n.children:
+                users.setdefault(c, []).append(k)
+        for k, n in enumerate(p.nodes):
+            if n.op in CLIPS and DTYPES[n.dtype].is_int:
+                stack = [(k, (n.dtype,))]
+                while stack:
+                    at, chain = stack.pop()
+                    if at == p.root or not users.get(at):
+                        chains.add(chain)
+                        continue
+                    for u in users[at]:
+                        un = p.nodes[u]
+                        stack.append((u, chain + ((un.dtype,) if un.op == "convert" and DTYPES[un.dtype].is_int
+                                                  else ())))
+    return chains
+
+
+def _moved_to_output(comp: Computation) -> list[str]:
+    """The instructions whose values the root holds as they are (the root, and below it
+    through data movement that keeps values: views of the same type, slices, transposes,
+    reverses, broadcasts, concatenations, paddings, copies, tuples)."""
+    keeps = {"reshape", "transpose", "slice", "concatenate", "pad", "broadcast", "copy", "reverse", "tuple"}
+    out, stack, seen = [], [comp.root], set()
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        out.append(n)
+        ins = comp[n]
+        if ins.opcode in keeps:
+            stack.extend(ins.operands[:1] if ins.opcode == "pad" else ins.operands)
+    return out
 
 
 def bound_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
@@ -401,6 +475,10 @@ def refusal(target: TargetDef, found: list[Obstacle]) -> str:
     if all(o.narrow_reads for o in found):
         return (head + f", whose operands' values fit no integer type a {target.name} instruction reads for {ops}, "
                 "and the rewrite rules change an operand's type only to one that holds its values")
+    if all(o.wide_result for o in found):
+        return (head + f", the kernel's output, whose values fit no integer type a {target.name} instruction computing "
+                f"{ops} writes them in (its semantics narrow them on the way out), and the rewrite rules keep "
+                f"{ops} as such")
     if all(o.bound is not None for o in found):
         at = ", ".join(str(b) for b in dict.fromkeys(o.bound for o in found))
         return (head + f", which clip{'s' if len(found) == 1 else ''} at {at}; no {target.name} instruction clips "
