@@ -263,7 +263,7 @@ def _moved_to_output(comp: Computation) -> list[str]:
     """The instructions whose values the root holds as they are (the root, and below it
     through data movement that keeps values: views of the same type, slices, transposes,
     reverses, broadcasts, concatenations, paddings, copies, tuples)."""
-    keeps = {"reshape", "transpose", "slice", "concatenate", "pad", "broadcast", "copy", "reverse", "tuple"}
+    keeps = (DATA_MOVEMENT - {"bitcast-convert"}) | {"tuple"}  # a bitcast reads other values from the bytes
     out, stack, seen = [], [comp.root], set()
     while stack:
         n = stack.pop()
