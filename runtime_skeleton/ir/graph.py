@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import SourceLoc
+from .ops import BINARY_OPS
 from .types import TensorType, Type
 
 
@@ -170,3 +171,14 @@ class Module:
         entry = Computation(comp.name, body, name[comp.root], comp.loc)
         return replace(self, name="", computations={**self.computations, comp.name: entry})
 
+
+
+def combiner(comp: Computation | None) -> str | None:
+    """The opcode of a reducer computation ``ROOT r = op(p0, p1)`` (its two parameters), else None."""
+    if comp is None or len(comp.instructions) != 3:
+        return None
+    root = comp.root_instruction
+    params = sorted(i.name for i in comp.instructions if i.opcode == "parameter")
+    if root.opcode in BINARY_OPS and len(params) == 2 and sorted(root.operands) == params:
+        return root.opcode
+    return None

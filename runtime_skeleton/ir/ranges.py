@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .graph import Computation, Instruction, Module
+from .graph import Computation, Instruction, Module, combiner
 from .ops import DATA_MOVEMENT
 from .types import TensorType
 
@@ -122,19 +122,13 @@ _ARITHMETIC: dict[str, Callable[..., Range]] = {
 
 def _reduced(module: Module, inst: Instruction, x: Range, init: Range) -> Range | None:
     """A reduce whose computation is an add, maximum or minimum of its two parameters."""
-    body = module.computations.get(inst.attrs.get("to_apply", ""))
-    if body is None:
-        return None
-    root = body.root_instruction
-    params = {p.name for p in body.parameters}
-    if len(params) != 2 or set(root.operands) != params or len(root.operands) != 2:
-        return None
+    op = combiner(module.computations.get(inst.attrs.get("to_apply", "")))
     operand = module.entry_computation[inst.operands[0]].type
     n = math.prod(operand.shape[d] for d in inst.attrs["dimensions"])  # type: ignore[union-attr]
-    if n == 0:
+    if n == 0 and op is not None:
         return init
-    if root.opcode == "add":
+    if op == "add":
         return init[0] + n * x[0], init[1] + n * x[1]
-    if root.opcode in ("maximum", "minimum"):
-        return _ARITHMETIC[root.opcode](x, init)
+    if op in ("maximum", "minimum"):
+        return _ARITHMETIC[op](x, init)
     return None

@@ -38,7 +38,7 @@ import dataclasses
 import numpy as np
 
 from .attrs import Literal
-from .graph import Computation, Instruction, Module
+from .graph import Computation, Instruction, Module, combiner
 from .ops import ALL_OPS, COMMUTATIVE
 from .ranges import Range, exact, type_range, value_ranges
 from .types import TensorType
@@ -103,12 +103,9 @@ def _unreversed(module: Module, inst: Instruction, operand: Instruction) -> bool
     ``operand`` changes."""
     if inst.opcode != "reduce" or len(inst.operands) != 2 or operand.opcode != "reverse":
         return False
-    body = module.computations.get(inst.attrs.get("to_apply", ""))
     t = inst.type
-    if body is None or not isinstance(t, TensorType) or not t.dtype.is_int:
-        return False
-    root = body.root_instruction
-    if root.opcode not in COMMUTATIVE or sorted(root.operands) != sorted(p.name for p in body.parameters):
+    if not isinstance(t, TensorType) or not t.dtype.is_int or \
+            combiner(module.computations.get(inst.attrs.get("to_apply", ""))) not in COMMUTATIVE:
         return False
     return set(operand.attrs["dimensions"]) <= set(inst.attrs["dimensions"])
 

@@ -53,8 +53,8 @@ import numpy as np
 from ..errors import ActgenError
 from ..ir.attrs import Literal, PadDim, SliceDim, split_padding
 from ..ir.dtypes import DTYPES, DType, f32, s32, u32
-from ..ir.graph import Computation
-from ..ir.ops import BINARY_OPS, COMMUTATIVE, ELEMENTWISE
+from ..ir.graph import Computation, combiner
+from ..ir.ops import COMMUTATIVE, ELEMENTWISE
 from ..ir.shape_inference import ShapeError, infer_type
 from ..ir.types import TensorType
 from .convert import reducer
@@ -343,17 +343,6 @@ def int_value(v: np.ndarray | None) -> int | None:
 def reducer_op(name: str) -> str | None:
     """The opcode of a content-addressed reducer ``ROOT r = op(p0, p1)``, else None."""
     return combiner(reducer(name))
-
-
-def combiner(comp: Computation | None) -> str | None:
-    """The opcode of a reducer computation ``ROOT r = op(p0, p1)`` (its two parameters), else None."""
-    if comp is None or len(comp.instructions) != 3:
-        return None
-    root = comp.root_instruction
-    params = sorted(i.name for i in comp.instructions if i.opcode == "parameter")
-    if root.opcode in BINARY_OPS and len(params) == 2 and sorted(root.operands) == params:
-        return root.opcode
-    return None
 
 
 # ---------------------------------------------------------------- 1. slice / concat / pad / reverse

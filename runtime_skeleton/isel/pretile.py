@@ -44,10 +44,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..ir.attrs import SliceDim
+from ..ir.graph import combiner
 from ..ir.types import TensorType
 from ..ir.ops import ELEMENTWISE
 from . import bflat
-from .axioms import Make, combiner, free_dims, is_zero, reduce_splits
+from .axioms import Make, free_dims, is_zero, reduce_splits
 from .convert import reducer
 from .terms import Term, post_order
 from .tiles import MAX_PIECES, PASS_THROUGH, Tiles, aligned

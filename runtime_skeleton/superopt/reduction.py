@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from ..ir.attrs import SliceDim
 from ..ir.graph import Computation, Instruction, Module
 from ..ir.types import TensorType
-from ..isel.axioms import combiner
+from ..ir.graph import combiner
 from ..isel.bflat import zero_literal
 from ..target import TargetDef
 from .strip import OUTPUT, NotTileable, Tiling, _Builder

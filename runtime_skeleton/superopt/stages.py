@@ -30,7 +30,6 @@ from ..ir.graph import Computation, Instruction, Module
 from ..ir.ops import CONTRACTIONS
 from ..ir.types import TensorType, TupleType
 from ..isel.phase1 import target_facts
-from ..isel.tiles import instruction_dots
 from ..target import TargetDef
 from .reduction import chained
 from .sequence import Part, Plan
@@ -207,7 +206,7 @@ def _reversed_by_dot(target: TargetDef, comp: Computation, rev: Instruction) -> 
     if not isinstance(narrow, TensorType) or not narrow.dtype.is_int:
         return False
     d, r = narrow.dtype.name, rev.type.dtype.name
-    return (d, d, r) in instruction_dots(target_facts(target).patterns)
+    return (d, d, r) in target_facts(target).dots
 
 
 def isolated_plan(module: Module, ops: frozenset[str]) -> Plan | None:
