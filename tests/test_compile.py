@@ -300,6 +300,22 @@ def test_a_float_requantization_is_gemminis_scaled_mvout():
 
 
 @pytest.mark.slow
+def test_an_s32_matmul_compiles_on_amx():
+    """No AMX dot reads s32: the product is vpbroadcastd, vpmulld and vpaddd rows, one per
+    contracted element (before vpbroadcastd was described, none within 60 s)."""
+    kernel = """HloModule dot_s32
+ENTRY main {
+  a = s32[1,16]{1,0} parameter(0)
+  b = s32[16,16]{1,0} parameter(1)
+  ROOT r = s32[1,16]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+"""
+    res = compile_hlo(target("amx"), kernel, CompileOptions(timeout=60, deterministic=True))
+    assert verify(target("amx"), res, seeds=(0, 1)) == []
+    assert "vpbroadcastd" in res.text and "vpmulld" in res.text
+
+
+@pytest.mark.slow
 def test_mlp_i8_layer_compiles_on_gemmini():
     res = compile_hlo(target("gemmini"), ROOT / "examples/kernels/mlp_i8_layer.hlo", deterministic=True)
     assert verify(target("gemmini"), res, seeds=(0, 1)) == []

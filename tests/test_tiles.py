@@ -119,6 +119,18 @@ def test_a_float_dot_no_instruction_takes_is_cut_into_outer_products():
     assert not fire(tile_split_rule(tiles_of("amx"), amx_dots()), dot(P(0, "f32", 1, 1), P(1, "f32", 1, 16)))
 
 
+def test_an_integer_dot_no_instruction_takes_is_cut_into_outer_products():
+    """No AMX instruction's dot reads s32 operands (its tile dots read int8): an s32 dot is
+    vpbroadcastd and vpmulld rows summed by vpaddd, one product per contracted element
+    (exact, wrapping); an s8 dot keeps the tile dot's cuts."""
+    a, b = P(0, "s32", 1, 3), P(1, "s32", 3, 16)
+    (r,) = check_rule(tile_split_rule(tiles_of("amx"), amx_dots()), dot(a, b))
+    dots = pieces(r, "dot")
+    assert len(dots) == 3 and {(p.args[0].type.shape, p.args[1].type.shape) for p in dots} == {((1, 1), (1, 16))}
+    s8 = dot(P(0, "s8", 1, 128), P(1, "s8", 128, 16), dtype="s32")
+    assert all(len(pieces(t, "dot")) < 128 for t in fire(tile_split_rule(tiles_of("amx"), amx_dots()), s8))
+
+
 def test_no_cut_at_or_below_the_instruction_size_nor_past_the_piece_limit():
     rule = tile_split_rule(tiles_of("amx"))
     a = P(0, "f32", 1, 16)

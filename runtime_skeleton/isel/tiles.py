@@ -61,6 +61,7 @@ Extents = tuple[float, ...]  # per dimension, innermost last; math.inf where α 
 Tiles = dict[tuple[str, str], frozenset[tuple[Extents, float, bool]]]
 PASS_THROUGH = (DATA_MOVEMENT - {"reverse"}) | {"convert"}
 MAX_PIECES = 1024  # a larger cut is left to the halving splits
+MOVES_DEPTH = 4  # data movement looked through for an operand's converts (a slice of a reshape of ...)
 MAX_OUTER_PRODUCTS = 4 * MAX_PIECES  # AMX gemm_f32, f32[32, 64] x f32[64, 32], is 4096
 
 
@@ -169,7 +170,7 @@ def _cut(mk: Make, shape: Sequence[int], tile: Sequence[int], cuts: Sequence[Seq
 
 
 def tile_split_rule(tiles: Tiles, dots: frozenset[tuple[str, str, str]] = frozenset()) -> Rule:
-    """``dots``: ``instruction_dots``; a float dot none of them takes is cut into outer products."""
+    """``dots``: ``instruction_dots``; a dot none of them takes is cut into outer products."""
     ops = {op for op, _ in tiles}
 
     @rule("instruction-tiling", ops, ops | {"slice", "concatenate", "add"})
@@ -226,9 +227,11 @@ def _cuts(tiles: Tiles, mk: Make, node: ENode) -> list[tuple[tuple[int, ...], tu
 
 def _outer_products(tiles: Tiles, dots: frozenset[tuple[str, str, str]], mk: Make,
                     node: ENode) -> list[tuple[tuple[int, ...], tuple[int, int] | None]] | None:
-    """The cuts of a float dot that no instruction's dot takes (its operands, looking through
-    converts, are in no dtypes one reads): it reaches instructions only as outer products, a
-    multiply per contracted element (``dot-outer-product-float``), summed. So it is cut to the
+    """The cuts of a dot that no instruction's dot takes (its operands, looking through
+    converts, are in no dtypes one reads) on a target that multiplies its result type: it
+    reaches instructions only as outer products, a multiply per contracted element
+    (``dot-outer-product``, ``dot-outer-product-float``), summed (AMX: an f32 dot as
+    vfmadd231ps rows, an s32 dot as vpbroadcastd, vpmulld and vpaddd rows). So it is cut to the
     multiply's size with its contraction peeled one element at a time, summed in a left fold,
     the order an accumulating multiply-add (vfmadd231ps) adds them in. With the halving
     splits, the pieces of AMX gemm_f32 (its [1, 16] rows by every aligned range of its 64
@@ -239,13 +242,14 @@ def _outer_products(tiles: Tiles, dots: frozenset[tuple[str, str, str]], mk: Mak
     matmuls the axioms build (x = dot(x, eye)) are no way to compute x with multiply-adds,
     one per element of the constant; cut so, they were 10k of the dots of a row pad's
     e-graph (f32[4, 32] padded to [4, 35] on AMX), which no longer mapped."""
-    if node.op != "dot" or not node.type.dtype.is_float or ("multiply", node.type.dtype.name) not in tiles:
+    if node.op != "dot" or ("multiply", node.type.dtype.name) not in tiles:
         return None
     a, b = node.children
     if a in mk.view.constants() or b in mk.view.constants():
         return None
     r = node.type.dtype.name
-    if any((x, y, r) in dots for x in _read_dtypes(mk.view, a) for y in _read_dtypes(mk.view, b)):
+    deep = node.type.dtype.is_int  # a piece of a converted int8 dot is an s32 dot of views of the converts
+    if any((x, y, r) in dots for x in _read_dtypes(mk.view, a, deep) for y in _read_dtypes(mk.view, b, deep)):
         return None
     _, lc, _, _ = dot_dims(node)
     n = math.prod(mk.type(kids(node)[0]).shape[d] for d in lc)
@@ -257,9 +261,24 @@ def _outer_products(tiles: Tiles, dots: frozenset[tuple[str, str, str]], mk: Mak
                               for e, _, _ in sorted(tiles[("multiply", r)])))
 
 
-def _read_dtypes(view: View, c) -> set[str]:  # noqa: ANN001
-    """The dtypes class c holds its value in: its own, and before each convert in it."""
-    return {view.type(c).dtype.name} | {view.type(n.children[0]).dtype.name for n in view.find(c, "convert")}
+def _read_dtypes(view: View, c, through_moves: bool = False) -> set[str]:  # noqa: ANN001
+    """The dtypes class c holds its value in: its own, and before each convert in it; with
+    ``through_moves``, also before each convert that data movement in it reads (the
+    slices of converted int8 operands that the dot's cuts build: cut into outer products
+    too, AMX K2 lost a tile load's reuse)."""
+    out = {view.type(c).dtype.name}
+    stack, seen = [(c, 0)], set()
+    while stack:
+        k, depth = stack.pop()
+        if k in seen:
+            continue
+        seen.add(k)
+        for n in view.nodes(k):
+            if n.op == "convert":
+                out.add(view.type(n.children[0]).dtype.name)
+            elif through_moves and n.op in DATA_MOVEMENT and depth < MOVES_DEPTH:
+                stack.extend((x, depth + 1) for x in n.children)
+    return out
 
 
 def _contraction(mk: Make, node: ENode, contraction: float) -> tuple[int, int] | None:
