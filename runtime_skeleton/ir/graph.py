@@ -172,7 +172,6 @@ class Module:
         return replace(self, name="", computations={**self.computations, comp.name: entry})
 
 
-
 def combiner(comp: Computation | None) -> str | None:
     """The opcode of a reducer computation ``ROOT r = op(p0, p1)`` (its two parameters), else None."""
     if comp is None or len(comp.instructions) != 3:

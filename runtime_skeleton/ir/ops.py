@@ -43,6 +43,8 @@ ALL_OPS = UNARY_OPS | BINARY_OPS | STRUCTURAL_OPS
 # result is an element of an operand or of a constant padding value)
 DATA_MOVEMENT = frozenset({"reshape", "bitcast-convert", "transpose", "slice", "concatenate", "pad", "broadcast",
                            "copy", "reverse"})
+# data movement whose result's elements are its operands' values (a bitcast reads other values from the bytes)
+VALUE_MOVES = DATA_MOVEMENT - {"bitcast-convert"}
 
 # Op traits: every module that asks what an operator does to its operands' elements reads these
 # (or a set built from them, saying how it differs).

@@ -19,14 +19,13 @@ from collections.abc import Callable
 import numpy as np
 
 from .graph import Computation, Instruction, Module, combiner
-from .ops import DATA_MOVEMENT
+from .ops import VALUE_MOVES
 from .types import TensorType
 
 Range = tuple[int, int]
 
-# operators whose every element is an element of one of their operands (or a padding value); a
-# bitcast reads other values from the same bytes
-MOVES = (DATA_MOVEMENT - {"bitcast-convert"}) | {"dynamic-slice", "select"}
+# operators whose every element is an element of one of their operands (or a padding value)
+MOVES = VALUE_MOVES | {"dynamic-slice", "select"}
 
 
 def type_range(t: TensorType) -> Range:

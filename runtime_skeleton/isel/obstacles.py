@@ -42,7 +42,8 @@ import numpy as np
 from ..errors import ActgenError, SourceLoc
 from ..ir.dtypes import DTYPES
 from ..ir.graph import Computation, Instruction, Module
-from ..ir.ops import ALL_OPS, BINARY_OPS, CONTRACTIONS, DATA_MOVEMENT, PLUMBING, REDUCTIONS, UNARY_OPS
+from ..ir.ops import (ALL_OPS, BINARY_OPS, CONTRACTIONS, DATA_MOVEMENT, PLUMBING, REDUCTIONS, UNARY_OPS,
+                      VALUE_MOVES)
 from ..ir.types import TensorType, TupleType
 from ..reference import evaluate
 from ..reference.npz_io import random_inputs
@@ -263,7 +264,7 @@ def _moved_to_output(comp: Computation) -> list[str]:
     """The instructions whose values the root holds as they are (the root, and below it
     through data movement that keeps values: views of the same type, slices, transposes,
     reverses, broadcasts, concatenations, paddings, copies, tuples)."""
-    keeps = (DATA_MOVEMENT - {"bitcast-convert"}) | {"tuple"}  # a bitcast reads other values from the bytes
+    keeps = VALUE_MOVES | {"tuple"}
     out, stack, seen = [], [comp.root], set()
     while stack:
         n = stack.pop()

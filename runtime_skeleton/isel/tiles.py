@@ -18,9 +18,9 @@ would give (a concatenation of the operator over slices of its operands), so it 
 exact where those are, and the halving splits still run: this rule only
 reaches the instruction sizes first. A dot is cut along its batch and free dimensions
 the same way, and for integer results also along its contraction (a wrapping sum of
-the pieces; float sums are left to the halving splits, but for a float dot that no
+the pieces; float sums are left to the halving splits, but for a dot that no
 instruction's dot takes: outer products summed one contracted element at a time,
-``_outer_products``, AMX's f32 matmuls as vfmadd231ps chains). Copies are not cut here:
+``_outer_products``, AMX's f32 matmuls as vfmadd231ps chains, its s32 ones as vpmulld). Copies are not cut here:
 copy-intro puts one on every value, and the row copies of each cost more e-nodes than
 they save (AMX transpose_4d no longer mapped at the default limits).
 

@@ -28,9 +28,8 @@ import math
 from dataclasses import dataclass, replace
 
 from ..ir.attrs import SliceDim
-from ..ir.graph import Computation, Instruction, Module
+from ..ir.graph import Computation, Instruction, Module, combiner
 from ..ir.types import TensorType
-from ..ir.graph import combiner
 from ..isel.bflat import zero_literal
 from ..target import TargetDef
 from .strip import OUTPUT, NotTileable, Tiling, _Builder
