@@ -21,7 +21,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 def tiled(tname: str, text: str, exact: bool = False):
     facts = target_facts(target(tname))
     roots = module_to_terms(parse_module(text, "<k>"))
-    return roots, pretile(roots, facts.tiles, facts.dots, facts.ops, exact)
+    return roots, pretile(roots, facts.tiles, facts.dots, facts.ops, exact, facts.narrowest_stores)
 
 
 @pytest.mark.parametrize("tname", ["gemmini", "amx"])
@@ -116,6 +116,20 @@ def test_a_reverse_no_instruction_computes_becomes_moves_of_single_rows_or_colum
     parts = list(subterms(out[0]))
     assert not any(s.op == "reverse" for s in parts)
     assert ("bitcast-convert" in {s.op for s in parts}) == dims.endswith("1")  # the round trip through bytes
+    check_equivalent(roots[0], out[0], exact=True)
+
+
+@pytest.mark.parametrize("dims", ["1", "0,1"])
+def test_a_lane_reverse_no_store_can_move_stays_a_reverse(dims):
+    """Gemmini stores rows of 16 lanes, never one s32: the columns' reverse cannot be moves
+    of columns, so it stays a reverse of each region for the rules (reverse-as-byte-dot);
+    the rows' reverse is still moves of rows."""
+    text = (REVERSE.replace("DT", "s32").replace("DIMS", dims).replace("[16,16]", "[32,32]")
+            .replace("negate(r)", "add(r, r)"))  # an add Gemmini computes tile by tile
+    roots, out = tiled("gemmini", text)
+    assert out is not None
+    reversed_dims = {s.attrs["dimensions"] for s in subterms(out[0]) if s.op == "reverse"}
+    assert reversed_dims == {(1,)}
     check_equivalent(roots[0], out[0], exact=True)
 
 

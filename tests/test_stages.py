@@ -301,3 +301,14 @@ def test_a_column_reverse_of_widened_bytes_is_left_to_a_matmul_on_gemmini(dims, 
         assert not verify(GEMMINI, res)
         assert [i.name for i in res.program.instructions].count("compute_ws") == 1
         assert len(res.program.instructions) == 5
+
+
+def test_a_column_reverse_of_s32_values_goes_through_the_int8_array_as_bytes_on_gemmini():
+    """No Gemmini instruction moves one s32 lane, and s32 values are no int8: the columns'
+    reverse is the bytes' reverse, an int8 matmul by a 0/1 matrix (reverse-as-byte-dot),
+    stored back through the clamp of an mvout that cannot clip a byte (before: no program)."""
+    module = load_kernel("HloModule k\nENTRY e {\n  a = s32[16,16]{1,0} parameter(0)\n"
+                         "  ROOT r = s32[16,16]{1,0} reverse(a), dimensions={1}\n}\n")
+    res = compile_module(GEMMINI, module, CompileOptions(timeout=20))
+    assert not verify(GEMMINI, res)
+    assert {"compute_ws", "compute_os"} & {i.name for i in res.program.instructions}

@@ -52,7 +52,7 @@ import numpy as np
 
 from ..errors import ActgenError
 from ..ir.attrs import Literal, PadDim, SliceDim, split_padding
-from ..ir.dtypes import DTYPES, DType, f32, s32, u32
+from ..ir.dtypes import DTYPES, DType, f32, s8, s32, u32
 from ..ir.graph import Computation, combiner
 from ..ir.ops import COMMUTATIVE, ELEMENTWISE
 from ..ir.shape_inference import ShapeError, infer_type
@@ -1312,6 +1312,50 @@ def reverse_as_dot_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     yield from _reverse_dot(view, node, ints=False)
 
 
+def _byte_lane_flip(cols: int, width: int) -> np.ndarray:
+    """The 0/1 matrix P with bytes · P = the bytes of a row of ``cols`` elements of ``width``
+    bytes each in reversed element order (each element's own bytes kept in order)."""
+    n = cols * width
+    p = np.zeros((n, n), np.int64)
+    src = np.arange(n)
+    dst = (cols - 1 - src // width) * width + src % width
+    p[src, dst] = 1
+    return p
+
+
+@axiom("reverse-as-byte-dot", {"reverse"}, {"dot", "constant", "convert", "bitcast-convert", "reshape", "clamp"},
+       expansive=True)
+def reverse_as_byte_dot(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """reverse(x, {1}) of a 2-D x of any element type as its bytes through an int8 matmul:
+    bitcast(convert_s8(clamp(-128, dot_s32(bytes(x), P), 127))) with P the 0/1 matrix that
+    reverses the elements' byte groups. Each result of the dot is one byte of x, so the s32 dot
+    cannot overflow and the clamp and the conversion back to s8 are exact: bits in, the same bits out. This is
+    how a target whose only lane permutation is an int8 matmul (Gemmini's array) reverses
+    the columns of s32 or f32 values, which reverse-as-dot cannot (their values are not int8).
+    A reverse along 0 as well stays a reverse of the result's rows. Expansive in general;
+    phase 1 runs it among the cheap rules where no store moves one element (phase1.lane_rules)."""
+    t = node.type
+    dims = set(node.attrs["dimensions"])
+    width = t.dtype.nbytes
+    if t.rank != 2 or 1 not in dims or t.dtype.is_pred or not _small((t.shape[1] * width) ** 2):
+        return
+    mk = Make(view)
+    rows, cols = t.shape
+    x: Arg = Class(node.children[0])
+    if width > 1:
+        x = mk.reshape(mk.bitcast(x, s8), (rows, cols * width))
+    elif t.dtype != s8:
+        x = mk.bitcast(x, s8)
+    flip = mk.constant(_byte_lane_flip(cols, width), s8)
+    bytes_ = mk.dot(x, flip, s32, (1,), (0,))
+    # The clamp changes nothing (the values are bytes) and is how a store narrows s32 to int8.
+    y = mk.convert(mk.op("clamp", [mk.scalar(-128, s32), bytes_, mk.scalar(127, s32)]), s8)
+    out: Arg = mk.bitcast(mk.reshape(y, (rows, cols, width)) if width > 1 else y, t.dtype)
+    if 0 in dims:
+        out = mk.op("reverse", [out], {"dimensions": (0,)})
+    yield out
+
+
 def _broadcast_dot(view: View, node: ENode, ints: bool) -> Iterator[Arg]:
     t = node.type
     v = node.children[0]
@@ -1616,6 +1660,27 @@ def add_zero(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
 def add_zero_float(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     """add(x, +0) ≈ x for floats: exact except x = -0, where -0 + +0 = +0."""
     yield from _with_unit(view, node, lambda v: is_zero(v, negative=False) and v.dtype.kind not in "biu")
+
+
+def _all_zero(view: View, c: ClassId) -> bool:
+    """Whether class ``c`` is zeros: a zero splat, or a slice of a constant that is zero there."""
+    if is_zero(splat(view, c)):
+        return True
+    for n in view.find(c, "slice"):
+        region = tuple(slice(d.start, d.limit, d.stride) for d in n.attrs["slice"])
+        if any(not k.attrs["literal"].array[region].any() for k in view.find(n.children[0], "constant")):
+            return True
+    return False
+
+
+@axiom("dot-zero", {"dot"}, {"broadcast", "constant"}, watch_operands=1)
+def dot_zero(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
+    """dot(x, 0) = dot(0, x) = 0 for integers: the zero blocks of a 0/1 matrix an instruction-
+    tiled dot reads (reverse-as-byte-dot's) drop out of its sum through add-zero."""
+    t = node.type
+    if t.dtype.is_int and any(_all_zero(view, k) for k in node.children):
+        mk = Make(view)
+        yield mk.broadcast(mk.scalar(0, t.dtype), t.shape, ())
 
 
 @axiom("multiply-one", {"multiply"}, (), watch_operands=1)

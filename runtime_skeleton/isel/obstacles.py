@@ -66,6 +66,7 @@ PRODUCTS = {"multiply": frozenset({"multiply"}), "divide": frozenset({"divide"})
 CONSTANT_OPERAND_RULES = frozenset({
     "elementwise-of-constants", "multiply-one", "multiply-negone", "multiply-pow2-shift", "divide-pow2-shift",
     "maximum-as-clamp", "minimum-as-clamp", "maximum-idem", "minimum-idem", "maximum-absorb", "minimum-absorb",
+    "dot-zero",
 })
 
 
@@ -195,7 +196,7 @@ def width_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
 # The rules rooted at a maximum, minimum or clamp or building one: each keeps the bounds
 # of the node it matched (splits, views and widening move the node whole; clamp-clamp
 # keeps the binding one of two), or uses a type's extremes (maximum-as-clamp,
-# convert-int-truncate's 2^N - 1) or a float bound truncated (tests/test_obstacles.py
+# convert-int-truncate's 2^N - 1, reverse-as-byte-dot's int8 range) or a float bound truncated (tests/test_obstacles.py
 # checks the list against the rules)
 BOUND_RULES = frozenset({
     "elementwise-of-constants", "transpose-elementwise", "slice-elementwise", "reshape-elementwise",
@@ -203,6 +204,7 @@ BOUND_RULES = frozenset({
     "reduce-split-reduced", "clamp-as-minmax", "maximum-comm", "minimum-comm", "maximum-idem", "minimum-idem",
     "maximum-absorb", "minimum-absorb", "maximum-as-clamp", "minimum-as-clamp", "clamp-clamp",
     "convert-clamped-float-via-int", "minimum-nonnegative-unsigned", "convert-int-truncate", "elementwise-widen",
+    "reverse-as-byte-dot",
 })
 
 

@@ -12,7 +12,7 @@ import bisect
 import math
 import time
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from .isa_rules import Pattern, isa_rules, narrowest_stores
 from .rules import Admit, Rule, SaturationStats, run_rules
 from .tensor_egraph import TensorEGraph
 from .pretile import pretile
-from .tiles import Tiles, instruction_dots, instruction_tiles, tile_split_rule
+from .tiles import Tiles, instruction_dots, instruction_tiles, permuted_bytes, tile_split_rule
 from .terms import IDENTITY_OPS, PII_PREFIX, Class, ENode, Term, View
 
 
@@ -229,11 +229,32 @@ def _facts(target: TargetDef) -> TargetFacts:
     isa, patterns = isa_rules(target)
     ops = target_ops(patterns)
     tiles, dots = instruction_tiles(patterns), instruction_dots(patterns)
-    rules = rules_for_ops(ops) + [tile_split_rule(tiles, dots)] + IDENTITY_RULES + \
-        [_materialize_constants(), hbm_round_trip()] + isa
+    narrowest = narrowest_stores(target, patterns)
+    rules = lane_rules(rules_for_ops(ops), narrowest, permuted_bytes(tiles, dots)) + [tile_split_rule(tiles, dots)] + \
+        IDENTITY_RULES + [_materialize_constants(), hbm_round_trip()] + isa
     computed = {(n.op, n.dtype) for p in patterns for n in p.nodes}
-    return TargetFacts(rules, patterns, tiles, dots, frozenset(ops), narrowest_stores(target, patterns),
-                       narrow_pairs(computed))
+    return TargetFacts(rules, patterns, tiles, dots, frozenset(ops), narrowest, narrow_pairs(computed))
+
+
+LANE_RULES = frozenset({"reverse-as-byte-dot"})  # lane permutations computed, not moved
+
+
+def lane_rules(rules: list[Rule], narrowest: dict[int, int], permuted: int | None) -> list[Rule]:
+    """``rules`` with a copy of each of LANE_RULES (expansive in general) among the cheap rules
+    at the 2-D types whose single elements no store to HBM writes (``narrowest``: Gemmini
+    stores rows of 16 lanes) and whose rows one int8 dot permutes whole (``permuted`` bytes):
+    there they are the only way to permute lanes, and pretile cuts such reverses to those
+    blocks. The copy is named ``<rule>:lanes``."""
+    def cheap_here(t: TensorType) -> bool:
+        width = t.dtype.nbytes
+        return t.rank == 2 and width < narrowest.get(width, 0) and t.shape[-1] * width <= (permuted or 0)
+
+    out = []
+    for r in rules:
+        if r.name in LANE_RULES and permuted:
+            out.append(replace(r, name=f"{r.name}:lanes", expansive=False, accepts=cheap_here))
+        out.append(r)
+    return out
 
 
 class InstructionSelector:
@@ -263,7 +284,7 @@ class InstructionSelector:
 
         self._roots = placed(outs)
         exact = all(r.exact for r in self.rules)
-        tiled = (pretile(outs, facts.tiles, facts.dots, facts.ops, exact)
+        tiled = (pretile(outs, facts.tiles, facts.dots, facts.ops, exact, facts.narrowest_stores)
                  if self.limits.tiles_first is not False else None)
         tiled = None if tiled is None else windowed(tiled)
         # per root: the tiled kernel, and the bytes of an HBM output as its tiles' stores write them

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..ir.attrs import SliceDim
@@ -51,7 +51,7 @@ from . import bflat
 from .axioms import Make, free_dims, is_zero, reduce_splits
 from .convert import reducer
 from .terms import Term, post_order
-from .tiles import MAX_PIECES, PASS_THROUGH, Tiles, aligned
+from .tiles import MAX_PIECES, PASS_THROUGH, Tiles, aligned, permuted_bytes
 
 Region = tuple[tuple[int, int], ...]  # per dimension [lo, hi)
 Cuts = tuple[tuple[int, ...], ...]  # per dimension the block bounds: 0, ..., extent
@@ -65,11 +65,12 @@ class _Value:
 
 
 def pretile(roots: Sequence[Term], tiles: Tiles, dots: frozenset[tuple[str, str, str]], ops: frozenset[str],
-            exact: bool = True) -> list[Term] | None:
+            exact: bool = True, narrowest: Mapping[int, int] | None = None) -> list[Term] | None:
     """``roots`` cut to the instructions' tiles; None when nothing is cut (every value
     fits one instruction) or a value would be cut into more than ``MAX_PIECES`` tiles.
-    ``ops``: the operators the instructions compute; ``exact``: only cuts exact bit for bit."""
-    t = _Tiler(tiles, dots, ops, exact)
+    ``ops``: the operators the instructions compute; ``exact``: only cuts exact bit for bit;
+    ``narrowest``: the fewest row bytes a store writes per element width (isa_rules.narrowest_stores)."""
+    t = _Tiler(tiles, dots, ops, exact, narrowest or {})
     try:
         values = t.run(roots)
     except _TooMany:
@@ -84,8 +85,9 @@ class _TooMany(Exception):
 
 
 class _Tiler:
-    def __init__(self, tiles: Tiles, dots: frozenset[tuple[str, str, str]], ops: frozenset[str], exact: bool):
-        self.tiles, self.dots, self.ops, self.exact = tiles, dots, ops, exact
+    def __init__(self, tiles: Tiles, dots: frozenset[tuple[str, str, str]], ops: frozenset[str], exact: bool,
+                 narrowest: Mapping[int, int]):
+        self.tiles, self.dots, self.ops, self.exact, self.narrowest = tiles, dots, ops, exact, narrowest
         self.mk = Make(None)  # type: ignore[arg-type]  # terms only: no e-graph classes
         self.values: dict[int, _Value] = {}
         self.memo: dict[tuple[_Value, Region], Term] = {}
@@ -261,6 +263,16 @@ class _Tiler:
         vx = self._of(x)  # type: ignore[arg-type]
         if "reverse" in self.ops:
             return self._reversed(t.type, vx, set(rev), lambda piece: self.mk.op("reverse", [piece], dict(t.attrs)))
+        # Slabs along a dimension narrower than any store of their element width cannot be moved
+        # one by one (Gemmini moves rows of 16 lanes): the reverse along those stays an operator,
+        # for the rules to compute otherwise (reverse-as-byte-dot), in blocks of the lanes one
+        # int8 dot permutes (a reverse of 16 s32 lanes on Gemmini: four reverses of 4).
+        kept = [d for d in rev if self._unmovable(t.type, d)]
+        if kept:
+            vx = self._lane_reversed(t.type, vx, kept)
+            rev = [d for d in rev if d not in kept]
+            if not rev:
+                return vx
         for i, d in enumerate(rev):  # one dimension at a time: n + m moves for both of an n x m value, not n * m
             if i:  # the previous dimension's moves assembled, then sliced by this one's
                 vx = self._sliced(t.type, self.whole(vx))
@@ -271,6 +283,30 @@ class _Tiler:
             # not add that round trip to values that only move the inputs.
             vx = self._sliced(t.type, bflat.unflatten(bflat.flatten(self.whole(vx), t.type), t.type))
         return vx
+
+    def _lane_reversed(self, ty: TensorType, vx: _Value, kept: list[int]) -> _Value:
+        """``vx`` reversed along ``kept`` by reverse operators, the last dimension cut into
+        blocks of ``_lane_block`` elements (block k of the result reverses the mirrored block)."""
+        shape, last = ty.shape, len(ty.shape) - 1
+        block = self._lane_block(ty)
+        mirror = lambda d, c: tuple(sorted(shape[d] - x for x in c))  # noqa: E731
+        cuts = tuple(tuple(range(0, shape[d] + 1, block)) if d == last and block else
+                     mirror(d, vx.cuts[d]) if d in kept else vx.cuts[d] for d in range(len(shape)))
+        attrs = {"dimensions": tuple(kept)}
+        mirrored = lambda r: tuple((shape[d] - hi, shape[d] - lo) if d in kept else (lo, hi)  # noqa: E731
+                                   for d, (lo, hi) in enumerate(r))
+        return self._blocked(ty, cuts, lambda r: self.mk.op("reverse", [self.piece(vx, mirrored(r))], attrs))
+
+    def _lane_block(self, ty: TensorType) -> int | None:
+        """Elements of ``ty``'s last dimension whose bytes one int8 dot permutes
+        (``permuted_bytes``; None: no such dot, or the dimension is no whole number of blocks)."""
+        block = (permuted_bytes(self.tiles, self.dots) or 0) // ty.dtype.nbytes
+        return block if block and ty.shape[-1] % block == 0 and block < ty.shape[-1] else None
+
+    def _unmovable(self, ty: TensorType, d: int) -> bool:
+        """Whether the slabs of ``ty`` along ``d`` are narrower than every store of their element width."""
+        width = ty.dtype.nbytes
+        return width * math.prod(ty.shape[d + 1:]) < self.narrowest.get(width, 0)
 
     def _reversed(self, ty: TensorType, vx: _Value, rev: set[int], op: Callable[[Term], Term] | None) -> _Value:
         """``vx`` reversed along ``rev``: each region by ``op`` over the mirrored region

@@ -169,6 +169,14 @@ def _cut(mk: Make, shape: Sequence[int], tile: Sequence[int], cuts: Sequence[Seq
     return build(0, list(args))
 
 
+def permuted_bytes(tiles: Tiles, dots: frozenset[tuple[str, str, str]]) -> int | None:
+    """Bytes of a row one int8 dot instruction can permute (by a 0/1 matrix): the most of
+    its result columns and contraction that it takes at once (None: no int8 dot)."""
+    if ("s8", "s8", "s32") not in dots:
+        return None
+    return max((min(out[-1], k) for out, k, _ in tiles.get(("dot", "s32"), ())), default=None)
+
+
 def tile_split_rule(tiles: Tiles, dots: frozenset[tuple[str, str, str]] = frozenset()) -> Rule:
     """``dots``: ``instruction_dots``; a dot none of them takes is cut into outer products."""
     ops = {op for op, _ in tiles}
