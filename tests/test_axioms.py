@@ -511,6 +511,8 @@ def _reverses(dts) -> list[Term]:
 
 cases("reverse-as-dot")(lambda: _reverses(("s32", "s8", "u16")))
 cases("reverse-as-dot-float")(lambda: _reverses(("f32", "bf16", "f16")))
+
+
 @cases("dot-zero")
 def _():
     return [op("dot", P(0, "s8", 2, 4), const(0, "s8", 4, 3), lhs_contracting_dims=(1,), rhs_contracting_dims=(0,),
@@ -519,7 +521,8 @@ def _():
             op("dot", P(0, "u8", 3, 1), const(0, "u8", 1, 6), lhs_contracting_dims=(1,), rhs_contracting_dims=(0,),
                dtype="s32"),
             # the zero block of a 0/1 matrix, as instruction-tiling slices it
-            op("dot", P(0, "s8", 2, 2), sl(M.constant(np.kron(np.eye(2), np.ones((2, 2))), DTYPES["s8"]), (0, 2, 1), (2, 4, 1)),
+            op("dot", P(0, "s8", 2, 2),
+               sl(M.constant(np.kron(np.eye(2), np.ones((2, 2))), DTYPES["s8"]), (0, 2, 1), (2, 4, 1)),
                lhs_contracting_dims=(1,), rhs_contracting_dims=(0,), dtype="s32")]
 
 

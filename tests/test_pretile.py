@@ -122,8 +122,8 @@ def test_a_reverse_no_instruction_computes_becomes_moves_of_single_rows_or_colum
 @pytest.mark.parametrize("dims", ["1", "0,1"])
 def test_a_lane_reverse_no_store_can_move_stays_a_reverse(dims):
     """Gemmini stores rows of 16 lanes, never one s32: the columns' reverse cannot be moves
-    of columns, so it stays a reverse of each region for the rules (reverse-as-byte-dot);
-    the rows' reverse is still moves of rows."""
+    of columns, so it stays reverses (of the blocks one int8 dot permutes) for the rules
+    (reverse-as-byte-dot); the rows' reverse is still moves of rows."""
     text = (REVERSE.replace("DT", "s32").replace("DIMS", dims).replace("[16,16]", "[32,32]")
             .replace("negate(r)", "add(r, r)"))  # an add Gemmini computes tile by tile
     roots, out = tiled("gemmini", text)

@@ -31,7 +31,7 @@ unless another instruction of the target computes y by itself.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -860,6 +860,12 @@ def narrowest_stores(target: TargetDef, patterns: list[Pattern]) -> dict[int, in
             if extent:
                 out[width] = min(out.get(width, extent * width), extent * width)
     return out
+
+
+def store_writes(narrowest: Mapping[int, int], width: int, nbytes: int) -> bool:
+    """Whether a store writes a row of ``nbytes`` bytes of values ``width`` bytes wide
+    (``narrowest``: ``narrowest_stores``; a width absent there prunes nothing)."""
+    return nbytes >= narrowest.get(width, 0)
 
 
 def _least(e, least) -> int | None:  # noqa: ANN001  (an int or a z3 expression in α)

@@ -196,8 +196,8 @@ def width_obstacles(target: TargetDef, module: Module) -> list[Obstacle]:
 # The rules rooted at a maximum, minimum or clamp or building one: each keeps the bounds
 # of the node it matched (splits, views and widening move the node whole; clamp-clamp
 # keeps the binding one of two), or uses a type's extremes (maximum-as-clamp,
-# convert-int-truncate's 2^N - 1, reverse-as-byte-dot's int8 range) or a float bound truncated (tests/test_obstacles.py
-# checks the list against the rules)
+# convert-int-truncate's 2^N - 1, reverse-as-byte-dot's int8 range) or a float bound
+# truncated (tests/test_obstacles.py checks the list against the rules)
 BOUND_RULES = frozenset({
     "elementwise-of-constants", "transpose-elementwise", "slice-elementwise", "reshape-elementwise",
     "concat-zero-elementwise", "broadcast-elementwise", "clamp-split", "maximum-split", "minimum-split",

@@ -31,7 +31,7 @@ from .convert import module_to_terms
 from .entry_layout import stored, windowed
 from .extract import Extractor, PiiGraph, missing
 from .identity import IDENTITY_RULES
-from .isa_rules import Pattern, isa_rules, narrowest_stores
+from .isa_rules import Pattern, isa_rules, narrowest_stores, store_writes
 from .rules import Admit, Rule, SaturationStats, run_rules
 from .tensor_egraph import TensorEGraph
 from .pretile import pretile
@@ -247,7 +247,7 @@ def lane_rules(rules: list[Rule], narrowest: dict[int, int], permuted: int | Non
     blocks. The copy is named ``<rule>:lanes``."""
     def cheap_here(t: TensorType) -> bool:
         width = t.dtype.nbytes
-        return t.rank == 2 and width < narrowest.get(width, 0) and t.shape[-1] * width <= (permuted or 0)
+        return t.rank == 2 and not store_writes(narrowest, width, width) and t.shape[-1] * width <= (permuted or 0)
 
     out = []
     for r in rules:

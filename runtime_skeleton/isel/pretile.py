@@ -49,6 +49,7 @@ from ..ir.types import TensorType
 from ..ir.ops import ELEMENTWISE
 from . import bflat
 from .axioms import Make, free_dims, is_zero, reduce_splits
+from .isa_rules import store_writes
 from .convert import reducer
 from .terms import Term, post_order
 from .tiles import MAX_PIECES, PASS_THROUGH, Tiles, aligned, permuted_bytes
@@ -289,12 +290,10 @@ class _Tiler:
         blocks of ``_lane_block`` elements (block k of the result reverses the mirrored block)."""
         shape, last = ty.shape, len(ty.shape) - 1
         block = self._lane_block(ty)
-        mirror = lambda d, c: tuple(sorted(shape[d] - x for x in c))  # noqa: E731
-        cuts = tuple(tuple(range(0, shape[d] + 1, block)) if d == last and block else
-                     mirror(d, vx.cuts[d]) if d in kept else vx.cuts[d] for d in range(len(shape)))
+        mirrored = _Mirror(shape, frozenset(kept))
+        cuts = tuple(tuple(range(0, n + 1, block)) if d == last and block else c
+                     for d, (n, c) in enumerate(zip(shape, mirrored.cuts(vx.cuts))))
         attrs = {"dimensions": tuple(kept)}
-        mirrored = lambda r: tuple((shape[d] - hi, shape[d] - lo) if d in kept else (lo, hi)  # noqa: E731
-                                   for d, (lo, hi) in enumerate(r))
         return self._blocked(ty, cuts, lambda r: self.mk.op("reverse", [self.piece(vx, mirrored(r))], attrs))
 
     def _lane_block(self, ty: TensorType) -> int | None:
@@ -306,20 +305,17 @@ class _Tiler:
     def _unmovable(self, ty: TensorType, d: int) -> bool:
         """Whether the slabs of ``ty`` along ``d`` are narrower than every store of their element width."""
         width = ty.dtype.nbytes
-        return width * math.prod(ty.shape[d + 1:]) < self.narrowest.get(width, 0)
+        return not store_writes(self.narrowest, width, width * math.prod(ty.shape[d + 1:]))
 
     def _reversed(self, ty: TensorType, vx: _Value, rev: set[int], op: Callable[[Term], Term] | None) -> _Value:
         """``vx`` reversed along ``rev``: each region by ``op`` over the mirrored region
         of ``vx``, or (``op`` None) block by block, single elements along ``rev``."""
         shape = ty.shape
-        mirrored = lambda r: tuple((shape[d] - hi, shape[d] - lo) if d in rev else (lo, hi)  # noqa: E731
-                                   for d, (lo, hi) in enumerate(r))
+        mirrored = _Mirror(shape, frozenset(rev))
         if op is None:
             cuts = tuple(tuple(range(shape[d] + 1)) if d in rev else vx.cuts[d] for d in range(len(shape)))
             return self._blocked(ty, cuts, lambda r: self.piece(vx, mirrored(r)))
-        cuts = tuple(tuple(sorted(shape[d] - c for c in vx.cuts[d])) if d in rev else vx.cuts[d]
-                     for d in range(len(shape)))
-        return _Value(ty, cuts, lambda r: op(self.piece(vx, mirrored(r))))
+        return _Value(ty, mirrored.cuts(vx.cuts), lambda r: op(self.piece(vx, mirrored(r))))
 
     def _transpose(self, t: Term) -> _Value:
         (x,) = t.args
@@ -428,6 +424,21 @@ def _dot_below(t: Term) -> bool:
 def _read_dtypes(t: Term) -> set[str]:
     """The dtypes ``t`` holds its value in: its own, and before a convert."""
     return {t.type.dtype.name} | ({t.args[0].type.dtype.name} if t.op == "convert" else set())  # type: ignore[union-attr]
+
+
+@dataclass(frozen=True)
+class _Mirror:
+    """Regions and cuts of a value of ``shape`` mirrored along the dimensions ``rev``."""
+    shape: tuple[int, ...]
+    rev: frozenset[int]
+
+    def __call__(self, r: Region) -> Region:
+        return tuple((self.shape[d] - hi, self.shape[d] - lo) if d in self.rev else (lo, hi)
+                     for d, (lo, hi) in enumerate(r))
+
+    def cuts(self, cuts: Cuts) -> Cuts:
+        return tuple(tuple(sorted(n - c for c in cs)) if d in self.rev else cs
+                     for d, (n, cs) in enumerate(zip(self.shape, cuts)))
 
 
 def _grid(shape: Sequence[int], tile: Sequence[int]) -> Cuts:

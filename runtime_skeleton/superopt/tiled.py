@@ -41,6 +41,7 @@ from ..layout import byte_size
 from ..program import Program
 from ..sim.roofline import roofline
 from ..target import TargetDef
+from ..isel.isa_rules import store_writes
 from ..isel.phase1 import target_facts
 from ..target_info import target_info
 from . import parallel
@@ -143,7 +144,7 @@ def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | 
                 why.append(f"tiles of {t} along dimension {d}: {err.message}")
                 continue
             row = _partial_row(module.result_type, option.tile.result_type)
-            if row is None or row >= narrowest.get(module.result_type.dtype.nbytes, 0):
+            if row is None or store_writes(narrowest, module.result_type.dtype.nbytes, row):
                 out.append(option)  # (a narrower one no store writes, isa_rules.narrowest_stores: not an option)
     found = contraction(module)
     if found is not None:
