@@ -528,7 +528,9 @@ def _():
 
 cases("reverse-as-byte-dot")(lambda: [op("reverse", P(0, dt, r, c), dimensions=d) for dt, r, c, d in
                                       (("s32", 3, 4, (1,)), ("f32", 2, 5, (0, 1)), ("u8", 3, 3, (1,)),
-                                       ("bf16", 2, 5, (1,)), ("s16", 4, 3, (1, 0)))])
+                                       ("bf16", 2, 5, (1,)), ("s16", 4, 3, (1, 0)))] +
+                                     [op("reverse", P(0, dt, n), dimensions=(0,)) for dt, n in
+                                      (("s32", 4), ("s8", 5), ("u8", 3), ("f32", 2))])  # vectors: one row
 
 
 def _broadcasts(dts) -> list[Term]:

@@ -312,3 +312,14 @@ def test_a_column_reverse_of_s32_values_goes_through_the_int8_array_as_bytes_on_
     res = compile_module(GEMMINI, module, CompileOptions(timeout=20))
     assert not verify(GEMMINI, res)
     assert {"compute_ws", "compute_os"} & {i.name for i in res.program.instructions}
+
+
+def test_a_vector_reverse_of_s32_values_is_one_row_of_bytes_through_the_int8_array_on_gemmini():
+    """A reverse of a 1-D s32 vector is the byte reverse of one row (reverse-as-byte-dot reads a
+    vector as a row; before: its 16 lanes were cut to moves of single elements, which no Gemmini
+    store writes, and the e-graph filled up without a program)."""
+    module = load_kernel("HloModule k\nENTRY e {\n  a = s32[32]{0} parameter(0)\n"
+                         "  ROOT r = s32[32]{0} reverse(a), dimensions={0}\n}\n")
+    res = compile_module(GEMMINI, module, CompileOptions(timeout=20))
+    assert not verify(GEMMINI, res)
+    assert {"compute_ws", "compute_os"} & {i.name for i in res.program.instructions}

@@ -241,13 +241,13 @@ LANE_RULES = frozenset({"reverse-as-byte-dot"})  # lane permutations computed, n
 
 def lane_rules(rules: list[Rule], narrowest: dict[int, int], permuted: int | None) -> list[Rule]:
     """``rules`` with a copy of each of LANE_RULES (expansive in general) among the cheap rules
-    at the 2-D types whose single elements no store to HBM writes (``narrowest``: Gemmini
+    at the 1- and 2-D types whose single elements no store to HBM writes (``narrowest``: Gemmini
     stores rows of 16 lanes) and whose rows one int8 dot permutes whole (``permuted`` bytes):
     there they are the only way to permute lanes, and pretile cuts such reverses to those
     blocks. The copy is named ``<rule>:lanes``."""
     def cheap_here(t: TensorType) -> bool:
         width = t.dtype.nbytes
-        return t.rank == 2 and not store_writes(narrowest, width, width) and t.shape[-1] * width <= (permuted or 0)
+        return t.rank in (1, 2) and not store_writes(narrowest, width, width) and t.shape[-1] * width <= (permuted or 0)
 
     out = []
     for r in rules:
