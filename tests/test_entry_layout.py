@@ -35,12 +35,23 @@ ENTRY main {
 """
 
 
-@pytest.mark.parametrize("tname,text", [("gemmini", COLUMN_TILES_ADD)] +
+# int8 column tiles stored as bytes (the lanes' reverse stays reverse operators on Gemmini, in
+# blocks of 16 bytes); before, stored() concatenated their s8 rows with the u8 bytes kept between
+BYTE_COLUMN_TILES = """HloModule byte_cols
+ENTRY main {
+  a = s8[32]{0} parameter(0)
+  b = s8[32,32]{1,0} broadcast(a), dimensions={1}
+  ROOT r = s8[32,32]{1,0} reverse(b), dimensions={1}
+}
+"""
+
+
+@pytest.mark.parametrize("tname,text", [("gemmini", COLUMN_TILES_ADD), ("gemmini", BYTE_COLUMN_TILES)] +
                          [(t, random_kernel(t, s, max_nodes=30)) for t in ("gemmini", "amx") for s in range(6)])
 def test_windows_and_stores_compute_the_kernel_bit_for_bit(tname, text):
     facts = target_facts(target(tname))
     roots = _on_bytes(text)
-    cut = pretile(roots, facts.tiles, facts.dots, facts.ops)
+    cut = pretile(roots, facts.tiles, facts.dots, facts.ops, narrowest=facts.narrowest_stores)
     if cut is None:
         return  # one tile: nothing to cut
     win = windowed(cut)

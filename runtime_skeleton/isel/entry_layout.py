@@ -89,5 +89,5 @@ def _rows(mk: Make, p: Term, rows: int) -> Term:
     if p.op == "concatenate":
         flat = _bytes(mk, p)
     else:
-        flat = mk.bitcast(p, u8) if w > 1 else p
+        flat = mk.bitcast(p, u8) if p.type.dtype != u8 else p  # s8 bytes are u8 bytes too
     return mk.reshape(flat, (rows, math.prod(p.type.shape) * w // rows))  # type: ignore[return-value]
