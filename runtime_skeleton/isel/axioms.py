@@ -1326,9 +1326,9 @@ def _byte_lane_flip(cols: int, width: int) -> np.ndarray:
 @axiom("reverse-as-byte-dot", {"reverse"}, {"dot", "constant", "convert", "bitcast-convert", "reshape", "clamp"},
        expansive=True)
 def reverse_as_byte_dot(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
-    """reverse(x, {1}) of a 2-D x (or a vector's reverse, as one row) of any element type as its bytes through an int8 matmul:
-    bitcast(convert_s8(clamp(-128, dot_s32(bytes(x), P), 127))) with P the 0/1 matrix that
-    reverses the elements' byte groups. Each result of the dot is one byte of x, so the s32 dot
+    """reverse(x, {1}) of a 2-D x of any element type (or a vector's reverse, as one row) as its
+    bytes through an int8 matmul: bitcast(convert_s8(clamp(-128, dot_s32(bytes(x), P), 127)))
+    with P the 0/1 matrix that reverses the elements' byte groups. Each result of the dot is one byte of x, so the s32 dot
     cannot overflow and the clamp and the conversion back to s8 are exact: bits in, the same bits out. This is
     how a target whose only lane permutation is an int8 matmul (Gemmini's array) reverses
     the columns of s32 or f32 values, which reverse-as-dot cannot (their values are not int8).
@@ -1337,21 +1337,21 @@ def reverse_as_byte_dot(view: View, c: ClassId, node: ENode) -> Iterator[Arg]:
     t = node.type
     dims = set(node.attrs["dimensions"])
     width = t.dtype.nbytes
-    last = t.rank - 1
-    if t.rank not in (1, 2) or last not in dims or t.dtype.is_pred or not _small((t.shape[-1] * width) ** 2):
+    if t.rank not in (1, 2) or t.rank - 1 not in dims or t.dtype.is_pred or not _small((t.shape[-1] * width) ** 2):
         return
     mk = Make(view)
     rows, cols = (1, *t.shape) if t.rank == 1 else t.shape
     x: Arg = Class(node.children[0])
+    reshaped = width > 1 or t.rank == 1  # the bytes as rows of cols * width (a vector is one row)
     if t.dtype != s8:
         x = mk.bitcast(x, s8)
-    if width > 1 or t.rank == 1:  # a vector is one row
+    if reshaped:
         x = mk.reshape(x, (rows, cols * width))
     flip = mk.constant(_byte_lane_flip(cols, width), s8)
     bytes_ = mk.dot(x, flip, s32, (1,), (0,))
     # The clamp changes nothing (the values are bytes) and is how a store narrows s32 to int8.
     y: Arg = mk.convert(mk.op("clamp", [mk.scalar(-128, s32), bytes_, mk.scalar(127, s32)]), s8)
-    if width > 1 or t.rank == 1:
+    if reshaped:
         y = mk.reshape(y, (*t.shape, width) if width > 1 else t.shape)
     out: Arg = mk.bitcast(y, t.dtype) if t.dtype != s8 else y
     if t.rank == 2 and 0 in dims:
