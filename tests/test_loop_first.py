@@ -50,6 +50,26 @@ def test_an_f32_gemm_on_amx_is_a_loop_of_outer_product_steps():
     assert verify(AMX, res) == []
 
 
+def test_an_s32_gemm_on_amx_is_cut_to_the_register_rows_its_outer_products_write():
+    """No AMX dot reads s32 operands (its tile dots read bytes, though they write s32 into
+    tmm): the natural block is one zmm row, the row vpmulld and vpaddd write, and the
+    contraction's steps accumulate in zmm only (the block used to be 16 tmm rows, and no
+    s32[16,16] GEMM compiled within 10 s)."""
+    s32 = load_kernel(_gemm("s32", "s32", "s32", 16, 16, 16))
+    first = _first_cut(AMX, s32)
+    assert first.tile.result_type.shape == (1, 16)
+    options, _ = _options(AMX, identity(s32), 0)
+    assert {o.buffer for o in options if hasattr(o, "buffer")} == {"zmm"}
+
+
+@pytest.mark.slow
+def test_an_s32_gemm_on_amx_is_a_loop_of_vpmulld_steps():
+    res = compile_hlo(AMX, _gemm("s32", "s32", "s32", 32, 64, 16), CompileOptions(timeout=10, deterministic=True))
+    assert res.split is not None and res.split.buffer == "zmm"
+    assert {"vpbroadcastd", "vpmulld", "vpaddd"} <= {c.name for c in res.program.flat()}
+    assert verify(AMX, res) == []
+
+
 def _chain(dtype: str, out: str) -> str:
     return f"""HloModule chain
 ENTRY main {{

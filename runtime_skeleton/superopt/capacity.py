@@ -69,6 +69,14 @@ def outer_products(target: TargetDef, module: Module, dot: Instruction) -> bool:
     return length > 1 and not any((x, y, r) in dots for x in lhs for y in rhs)
 
 
+def multiply_add_buffers(target: TargetDef, dtype: str) -> list[str]:
+    """The on-chip buffers into which instructions multiply and add ``dtype`` values element
+    by element: where a dot made outer products (``outer_products``) accumulates (AMX's s32
+    matmul: ``vpmulld`` and ``vpaddd`` into zmm, though its tile dot writes s32 into tmm)."""
+    table = target_info(target).computes
+    return sorted(set(table.get(("multiply", dtype, True), {})) & set(table.get(("add", dtype, True), {})))
+
+
 def _read_dtypes(comp: Computation, ins: Instruction) -> set[str]:
     """The dtypes ``ins`` holds its value in: its own, and its operand's before a convert."""
     own = {ins.tensor_type.dtype.name}

@@ -45,7 +45,7 @@ from ..isel.isa_rules import store_writes
 from ..isel.phase1 import target_facts
 from ..target_info import target_info
 from . import parallel
-from .capacity import combining_buffers, kernel_rows, outer_products
+from .capacity import combining_buffers, kernel_rows, multiply_add_buffers, outer_products
 from .loops import Piece, cheapest_checked, looped_programs
 from .passes import PASS_SECONDS, Stage
 from .reduction import Split, accumulator_buffers, contraction, split
@@ -150,7 +150,7 @@ def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | 
     if found is not None:
         dot, k = found
         for t in (t for t in range(1, k) if k % t == 0):
-            for b in accumulator_buffers(target, dot.tensor_type):
+            for b in _accumulators(target, module, dot.tensor_type):
                 try:
                     out.append(split(ctx, t, f"k{depth}", _row_elements(target, b, dot.tensor_type)).on(b))
                 except NotTileable as err:
@@ -466,7 +466,7 @@ def _natural_blocks(target: TargetDef, ctx: Tiling) -> _Blocks | None:
     root = ctx.tile.result_type
     if not isinstance(root, TensorType) or not root.rank:
         return None
-    want = _natural_shape(target, root)
+    want = _natural_shape(target, root, _natural_rows(target, root, ctx.tile))
     tiling = ctx
     try:
         for d in cut_dimensions(ctx.tile):
@@ -508,19 +508,33 @@ def _row_bytes(target: TargetDef, t: TensorType) -> int:
     return min(b.row_nbytes for b in same) if same else 1
 
 
-def _natural_rows(target: TargetDef, t: TensorType) -> int:
+def _natural_rows(target: TargetDef, t: TensorType, module: Module | None = None) -> int:
     """Rows of a natural output block: the most any on-chip buffer that holds t's
-    values takes in one instruction (1 when none holds it)."""
+    values (``module``'s contraction's, ``_accumulators``) takes in one instruction (1
+    when none holds it)."""
     info = target_info(target)
-    return max([info.rows_written(b) for b in accumulator_buffers(target, t)] + [1])
+    return max([info.rows_written(b) for b in _accumulators(target, module, t)] + [1])
 
 
-def _natural_contraction(target: TargetDef, t: TensorType, opcode: str = "dot") -> int:
+def _accumulators(target: TargetDef, module: Module | None, t: TensorType) -> list[str]:
+    """The buffers that can hold t's values as ``module`` computes them: for a dot the rules
+    make outer products, those into which instructions multiply and add its element type
+    (AMX's s32 matmul accumulates in zmm, a register row at a time, not in the tiles its int8
+    dot writes s32 into); else every buffer that holds t's values."""
+    found = contraction(module) if module is not None else None
+    if found is not None and found[0].opcode == "dot" and outer_products(target, module, found[0]):
+        fma = multiply_add_buffers(target, found[0].tensor_type.dtype.name)
+        if fma:
+            return fma
+    return accumulator_buffers(target, t)
+
+
+def _natural_contraction(target: TargetDef, t: TensorType, opcode: str = "dot", module: Module | None = None) -> int:
     """The longest contraction one instruction performs into a buffer that holds t's
     values (its semantics' dot or reduce, as ``opcode`` asks, attributes at their
     largest): Gemmini's DIM, 64 bytes of A a row for AMX's int8 tile op, 1 for a
     vector FMA (no dot) or a vector add (no reduce: a reduction loop adds a row a step)."""
-    return target_info(target).longest_contraction(accumulator_buffers(target, t), opcode)
+    return target_info(target).longest_contraction(_accumulators(target, module, t), opcode)
 
 
 def _widest(module: Module) -> TensorType:
@@ -549,10 +563,10 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
     found = contraction(module)
     # element-wise work: the rows its instructions write (a dot's rows are the accumulator's:
     # AMX's f32 dot is outer products into one register row, though tdpbf16ps writes 16)
-    q = (None if found else kernel_rows(target, module)) or _natural_rows(target, root)
+    q = (None if found else kernel_rows(target, module)) or _natural_rows(target, root, module)
     k_full = found[1] if found else None
     kind = found[0].opcode if found else "dot"
-    k_nat = _natural_contraction(target, root, kind)
+    k_nat = _natural_contraction(target, root, kind, module)
     if kind == "dot":  # a vector FMA's steps of Q rows
         k_nat = max(q, k_nat)
     order = cut_dimensions(module)
