@@ -9,7 +9,7 @@ import pytest
 from runtime_skeleton.compile import compile_hlo, verify
 from runtime_skeleton.hlo import parse_module
 from runtime_skeleton.ir.types import TensorType
-from runtime_skeleton.ir.widen import NARROW_INTS, ORDERED, WRAPPING, narrow_pairs, widened
+from runtime_skeleton.ir.widen import NARROW_INTS, ORDERED, WRAPPING, narrow_pairs, reverses_widened, widened
 from runtime_skeleton.reference import evaluate
 from runtime_skeleton.reference.npz_io import random_inputs
 from runtime_skeleton.isel.phase1 import target_facts
@@ -113,4 +113,49 @@ def test_a_parameter_the_result_never_reads_keeps_its_number(body):
     text = f"HloModule k\nENTRY e {{\n  a = u8[16,16]{{1,0}} parameter(0)\n  b = u8[16,16]{{1,0}} parameter(1)\n{body}\n}}\n"
     amx = importlib.import_module("generated.amx").TARGET
     res = compile_hlo(amx, text, timeout=20, deterministic=True)
+    assert verify(amx, res) == []
+
+
+def _reverses(dt: str) -> str:
+    t = f"{dt}[4,16]{{1,0}}"
+    return f"""HloModule k
+ENTRY e {{
+  a = {t} parameter(0)
+  lanes = {t} reverse(a), dimensions={{1}}
+  rows = {t} reverse(lanes), dimensions={{0}}
+  ROOT both = {t} reverse(rows), dimensions={{0,1}}
+}}
+"""
+
+
+@pytest.mark.parametrize("dt", sorted(NARROW_INTS))
+def test_lane_reverses_widened_compute_the_same_values(dt):
+    module = parse_module(_reverses(dt), "<k>")
+    wide = reverses_widened(module, frozenset({dt}))
+    comp = wide.entry_computation
+    revs = {i.attrs["dimensions"]: i.type.dtype.name for i in comp.instructions if i.opcode == "reverse"}
+    assert revs == {(1,): "s32", (0,): dt, (0, 1): "s32"}  # a reverse of rows moves whole rows: kept
+    assert comp.root == "both" and reverses_widened(module, frozenset({"s32"})) is module
+    for seed in range(3):
+        inputs = random_inputs([p.type for p in module.entry_computation.parameters], seed)
+        assert np.array_equal(np.asarray(evaluate(wide, inputs)[0]), np.asarray(evaluate(module, inputs)[0]))
+
+
+def test_byte_lane_reverses_are_widened_where_stores_write_words_not_bytes():
+    """AMX stores at least a word (vmovups_store of one float, tilestored of 4 bytes a row);
+    Gemmini writes rows of 16 lanes even of s32, so word moves do not help it (its byte
+    reverses are int8 matmuls, ``axioms.reverse-as-byte-dot``)."""
+    amx, gemmini = (importlib.import_module(f"generated.{t}").TARGET for t in ("amx", "gemmini"))
+    assert target_facts(amx).widened_reverses == {"s8", "u8"}
+    assert target_facts(gemmini).widened_reverses == frozenset()
+
+
+def test_a_byte_lane_reverse_compiles_on_amx_as_word_moves():
+    """reverse(u8[1,16]): the bytes widened by vpmovzxbd, a loop of 16 one-word moves, the
+    low bytes stored by vpmovusdb (before: no pii graph within 10 s; no store writes one byte)."""
+    amx = importlib.import_module("generated.amx").TARGET
+    hlo = ("HloModule k\nENTRY e {\n  a = u8[1,16]{1,0} parameter(0)\n"
+           "  ROOT r = u8[1,16]{1,0} reverse(a), dimensions={1}\n}\n")
+    res = compile_hlo(amx, hlo, timeout=10, deterministic=True, patience=0.0)
+    assert {"vpmovzxbd", "vpmovusdb"} <= {i.name for i in res.program.flat()}
     assert verify(amx, res) == []

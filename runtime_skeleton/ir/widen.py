@@ -94,3 +94,38 @@ def narrow_pairs(computed: set[tuple[str, str]]) -> frozenset[tuple[str, str]]:
     ``computed`` (the pairs some instruction computes) lacks: those ``widened`` rewrites
     for a target (a kernel no instruction computes in the narrow type either way)."""
     return frozenset((op, dt) for op in WRAPPING | ORDERED for dt in NARROW_INTS if (op, dt) not in computed)
+
+
+def reverses_widened(module: Module, dtypes: frozenset[str]) -> Module:
+    """``module`` with each reverse along the innermost dimension of a value of an element type
+    in ``dtypes`` computed in s32: convert(reverse(convert(x, s32)), t), exactly x's reverse (a
+    narrow integer's s32 value converts back to itself), keeping the reverse's name. For a
+    target whose stores write no single byte, only whole words (AMX), a byte lane reverse
+    has no program as moves of its elements, while the s32 one is a loop of word moves
+    (``phase1.TargetFacts.widened_reverses``); the module itself when it has none."""
+    comp = module.entry_computation
+    lanes = [i for i in comp.instructions if i.opcode == "reverse" and isinstance(i.type, TensorType) and
+             i.type.dtype.name in dtypes and i.type.rank - 1 in i.attrs["dimensions"]]
+    if not lanes:
+        return module
+    out: list[Instruction] = []
+    taken = {i.name for i in comp.instructions}
+    for ins in comp.instructions:
+        if ins not in lanes:
+            out.append(ins)
+            continue
+        wide = TensorType(s32, ins.type.shape)
+        up, rev = _unused(f"{ins.name}.s32x", taken), _unused(f"{ins.name}.s32", taken)
+        out += [Instruction(up, "convert", wide, ins.operands, {}, ins.loc),
+                Instruction(rev, "reverse", wide, (up,), ins.attrs, ins.loc),
+                Instruction(ins.name, "convert", ins.type, (rev,), {}, ins.loc)]
+    return module.with_entry(out, comp.root)
+
+
+def _unused(base: str, taken: set[str]) -> str:
+    name, k = base, 1
+    while name in taken:
+        k += 1
+        name = f"{base}{k}"
+    taken.add(name)
+    return name

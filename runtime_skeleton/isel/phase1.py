@@ -20,8 +20,9 @@ from .. import budget
 from ..errors import ActgenError, SourceLoc
 from ..refusal import NO_PII_GRAPH, Refusal
 from ..ir.graph import Module
+from ..ir.dtypes import dtype
 from ..ir.types import TensorType
-from ..ir.widen import narrow_pairs
+from ..ir.widen import NARROW_INTS, narrow_pairs
 from ..layout import flatten
 from ..reference import evaluate
 from ..target import TargetDef
@@ -196,6 +197,7 @@ class TargetFacts:
     ops: frozenset[str]  # the operators the instructions' semantics use
     narrowest_stores: dict[int, int]  # element width -> the fewest row bytes a store to HBM writes
     narrow_arithmetic: frozenset[tuple[str, str]]  # (operator, narrow int type) pairs ir.widen computes in s32
+    widened_reverses: frozenset[str]  # narrow int types whose lane reverses ir.widen computes in s32
 
 
 _FACTS: dict[int, tuple[TargetDef, TargetFacts]] = {}
@@ -233,7 +235,17 @@ def _facts(target: TargetDef) -> TargetFacts:
     rules = lane_rules(rules_for_ops(ops), narrowest, permuted_bytes(tiles, dots)) + [tile_split_rule(tiles, dots)] + \
         IDENTITY_RULES + [_materialize_constants(), hbm_round_trip()] + isa
     computed = {(n.op, n.dtype) for p in patterns for n in p.nodes}
-    return TargetFacts(rules, patterns, tiles, dots, frozenset(ops), narrowest, narrow_pairs(computed))
+    return TargetFacts(rules, patterns, tiles, dots, frozenset(ops), narrowest, narrow_pairs(computed),
+                       _widened_reverses(ops, narrowest))
+
+
+def _widened_reverses(ops: set[str], narrowest: dict[int, int]) -> frozenset[str]:
+    """The narrow integer types whose single elements no store to HBM writes, on a target
+    that reverses by moves (no instruction reverses) and stores single s32 elements (AMX:
+    a byte lane reverse is a loop of word moves in s32, ``ir.widen.reverses_widened``)."""
+    if "reverse" in ops or not store_writes(narrowest, 4, 4):
+        return frozenset()
+    return frozenset(dt for dt in NARROW_INTS if not store_writes(narrowest, dtype(dt).nbytes, dtype(dt).nbytes))
 
 
 LANE_RULES = frozenset({"reverse-as-byte-dot"})  # lane permutations computed, not moved

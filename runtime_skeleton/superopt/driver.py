@@ -22,7 +22,7 @@ from .. import budget, progress
 from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
 from ..ir.graph import Module
 from ..ir.reverses import sunk
-from ..ir.widen import widened
+from ..ir.widen import reverses_widened, widened
 from ..isel.phase1 import target_facts
 from ..target import TargetDef
 from .blocks import block_plan
@@ -92,10 +92,11 @@ def compile_staged(target: TargetDef, module: Module, opts: CompileOptions, dead
     When the whole kernel compiles only as loops over strips of a broadcast of a computed
     value, each iteration computes that value again: its pieces, which compute it once,
     are then tried in the time left, and the cheaper program is kept."""
-    module = widened(module, target_facts(target).narrow_arithmetic)  # the same values (ir.widen)
+    facts = target_facts(target)
+    module = widened(module, facts.narrow_arithmetic)  # the same values (ir.widen)
     moved = moved_apart(target, module)
     if moved:  # the same bits (ir.reverses); compile_module checks the program against the kernel as written
-        module = sunk(module)
+        module = reverses_widened(sunk(module), facts.widened_reverses)  # after sinking, which undoes it
     plans = [p for p in (block_plan(module), isolated_plan(module, moved), stage_plan(module),
                          reduce_stage_plan(module), piece_plan(module)) if p is not None]
     if not plans:
