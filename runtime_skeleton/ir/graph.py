@@ -181,3 +181,13 @@ def combiner(comp: Computation | None) -> str | None:
     if root.opcode in BINARY_OPS and len(params) == 2 and sorted(root.operands) == params:
         return root.opcode
     return None
+
+
+def fresh_name(name: str, taken: set[str]) -> str:
+    """``name``, or ``name.2``, ``name.3``, ... : the first not in ``taken``, which it joins."""
+    new, k = name, 1
+    while new in taken:
+        k += 1
+        new = f"{name}.{k}"
+    taken.add(new)
+    return new

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .graph import Computation, Instruction, Module
+from .graph import Computation, Instruction, Module, fresh_name
 from .types import TensorType
 
 
@@ -44,18 +44,9 @@ def _inlined(module: Module, comp: Computation, taken: set[str]) -> list[Instruc
             elif c.name == callee.root:
                 names[c.name] = inst.name
             else:
-                names[c.name] = _fresh(f"{inst.name}.{c.name}", taken)
+                names[c.name] = fresh_name(f"{inst.name}.{c.name}", taken)
         renamed = [replace(c, name=names[c.name], operands=tuple(names[o] for o in c.operands),
                            type=inst.type if c.name == callee.root else c.type)
                    for c in callee.instructions if c.opcode != "parameter"]
         out += _inlined(module, Computation(callee.name, renamed, inst.name, callee.loc), taken)
     return out
-
-
-def _fresh(name: str, taken: set[str]) -> str:
-    new, k = name, 1
-    while new in taken:
-        k += 1
-        new = f"{name}.{k}"
-    taken.add(new)
-    return new

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 
 from .dtypes import s32
-from .graph import Computation, Instruction, Module
+from .graph import Computation, Instruction, Module, fresh_name
 from .types import TensorType
 
 WRAPPING = frozenset({"add", "subtract", "multiply", "negate"})
@@ -104,28 +104,19 @@ def reverses_widened(module: Module, dtypes: frozenset[str]) -> Module:
     has no program as moves of its elements, while the s32 one is a loop of word moves
     (``phase1.TargetFacts.widened_reverses``); the module itself when it has none."""
     comp = module.entry_computation
-    lanes = [i for i in comp.instructions if i.opcode == "reverse" and isinstance(i.type, TensorType) and
-             i.type.dtype.name in dtypes and i.type.rank - 1 in i.attrs["dimensions"]]
+    lanes = {i.name for i in comp.instructions if i.opcode == "reverse" and isinstance(i.type, TensorType) and
+             i.type.dtype.name in dtypes and i.type.rank - 1 in i.attrs["dimensions"]}
     if not lanes:
         return module
     out: list[Instruction] = []
     taken = {i.name for i in comp.instructions}
     for ins in comp.instructions:
-        if ins not in lanes:
+        if ins.name not in lanes:
             out.append(ins)
             continue
         wide = TensorType(s32, ins.type.shape)
-        up, rev = _unused(f"{ins.name}.s32x", taken), _unused(f"{ins.name}.s32", taken)
+        up, rev = fresh_name(f"{ins.name}.s32x", taken), fresh_name(f"{ins.name}.s32", taken)
         out += [Instruction(up, "convert", wide, ins.operands, {}, ins.loc),
                 Instruction(rev, "reverse", wide, (up,), ins.attrs, ins.loc),
                 Instruction(ins.name, "convert", ins.type, (rev,), {}, ins.loc)]
     return module.with_entry(out, comp.root)
-
-
-def _unused(base: str, taken: set[str]) -> str:
-    name, k = base, 1
-    while name in taken:
-        k += 1
-        name = f"{base}{k}"
-    taken.add(name)
-    return name
