@@ -243,7 +243,8 @@ def _widened_reverses(ops: set[str], narrowest: dict[int, int]) -> frozenset[str
     """The narrow integer types whose single elements no store to HBM writes, on a target
     that reverses by moves (no instruction reverses) and stores single s32 elements (AMX:
     a byte lane reverse is a loop of word moves in s32, ``ir.widen.reverses_widened``)."""
-    if "reverse" in ops or not store_writes(narrowest, 4, 4):
+    word = dtype("s32").nbytes
+    if "reverse" in ops or not store_writes(narrowest, word, word):
         return frozenset()
     return frozenset(dt for dt in NARROW_INTS if not store_writes(narrowest, dtype(dt).nbytes, dtype(dt).nbytes))
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from .. import budget, progress
 from ..errors import ActgenError
 from ..direct import CompileError, CompileOptions, CompileResult, compile_direct
-from ..ir.graph import Module
+from ..ir.graph import Instruction, Module
 from ..ir.types import TensorType
 from ..layout import byte_size
 from ..program import Program
@@ -150,7 +150,7 @@ def _options(target: TargetDef, ctx: Tiling, depth: int) -> tuple[list[Tiling | 
     if found is not None:
         dot, k = found
         for t in (t for t in range(1, k) if k % t == 0):
-            for b in _accumulators(target, module, dot.tensor_type):
+            for b in _accumulators(target, module, found, dot.tensor_type):
                 try:
                     out.append(split(ctx, t, f"k{depth}", _row_elements(target, b, dot.tensor_type)).on(b))
                 except NotTileable as err:
@@ -466,7 +466,8 @@ def _natural_blocks(target: TargetDef, ctx: Tiling) -> _Blocks | None:
     root = ctx.tile.result_type
     if not isinstance(root, TensorType) or not root.rank:
         return None
-    want = _natural_shape(target, root, _natural_rows(target, root, ctx.tile))
+    rows = _natural_rows(target, _accumulators(target, ctx.tile, contraction(ctx.tile), root))
+    want = _natural_shape(target, root, rows)
     tiling = ctx
     try:
         for d in cut_dimensions(ctx.tile):
@@ -477,13 +478,11 @@ def _natural_blocks(target: TargetDef, ctx: Tiling) -> _Blocks | None:
     return _Blocks(tiling) if tiling is not ctx else None
 
 
-def _natural_shape(target: TargetDef, root: TensorType, rows: int | None = None) -> list[int]:
+def _natural_shape(target: TargetDef, root: TensorType, rows: int) -> list[int]:
     """Extents of a natural output block per dimension: Q x R in the last two (R elements a
-    row of an on-chip buffer, Q the rows one instruction writes: ``rows``, else the most any
-    buffer holding the type takes), 1 in the others."""
+    row of an on-chip buffer, Q = ``rows``, the rows one instruction writes), 1 in the others."""
     r = max(1, _row_bytes(target, root) // root.dtype.nbytes)
-    q = rows or _natural_rows(target, root)
-    return [1] * max(0, root.rank - 2) + [q, r][-root.rank:] if root.rank else []
+    return [1] * max(0, root.rank - 2) + [rows, r][-root.rank:] if root.rank else []
 
 
 def _option_text(option: Tiling | Split | _Blocks) -> str:
@@ -508,20 +507,20 @@ def _row_bytes(target: TargetDef, t: TensorType) -> int:
     return min(b.row_nbytes for b in same) if same else 1
 
 
-def _natural_rows(target: TargetDef, t: TensorType, module: Module | None = None) -> int:
-    """Rows of a natural output block: the most any on-chip buffer that holds t's
-    values (``module``'s contraction's, ``_accumulators``) takes in one instruction (1
-    when none holds it)."""
+def _natural_rows(target: TargetDef, buffers: list[str]) -> int:
+    """Rows of a natural output block: the most one instruction writes into any of
+    ``buffers`` (those holding its values, ``_accumulators``; 1 when there are none)."""
     info = target_info(target)
-    return max([info.rows_written(b) for b in _accumulators(target, module, t)] + [1])
+    return max([info.rows_written(b) for b in buffers] + [1])
 
 
-def _accumulators(target: TargetDef, module: Module | None, t: TensorType) -> list[str]:
-    """The buffers that can hold t's values as ``module`` computes them: for a dot the rules
-    make outer products, those into which instructions multiply and add its element type
-    (AMX's s32 matmul accumulates in zmm, a register row at a time, not in the tiles its int8
-    dot writes s32 into); else every buffer that holds t's values."""
-    found = contraction(module) if module is not None else None
+def _accumulators(target: TargetDef, module: Module, found: tuple[Instruction, int] | None,
+                  t: TensorType) -> list[str]:
+    """The buffers that can hold t's values as ``module`` computes them (``found``: its
+    ``contraction``): for a dot the rules make outer products, those into which instructions
+    multiply and add its element type (AMX's s32 matmul accumulates in zmm, a register row at
+    a time, not in the tiles its int8 dot writes s32 into); else every buffer that holds t's
+    values."""
     if found is not None and found[0].opcode == "dot" and outer_products(target, module, found[0]):
         fma = multiply_add_buffers(target, found[0].tensor_type.dtype.name)
         if fma:
@@ -529,12 +528,13 @@ def _accumulators(target: TargetDef, module: Module | None, t: TensorType) -> li
     return accumulator_buffers(target, t)
 
 
-def _natural_contraction(target: TargetDef, t: TensorType, opcode: str = "dot", module: Module | None = None) -> int:
-    """The longest contraction one instruction performs into a buffer that holds t's
-    values (its semantics' dot or reduce, as ``opcode`` asks, attributes at their
-    largest): Gemmini's DIM, 64 bytes of A a row for AMX's int8 tile op, 1 for a
-    vector FMA (no dot) or a vector add (no reduce: a reduction loop adds a row a step)."""
-    return target_info(target).longest_contraction(_accumulators(target, module, t), opcode)
+def _natural_contraction(target: TargetDef, buffers: list[str], opcode: str = "dot") -> int:
+    """The longest contraction one instruction performs into any of ``buffers`` (those
+    holding its values, ``_accumulators``; its semantics' dot or reduce, as ``opcode``
+    asks, attributes at their largest): Gemmini's DIM, 64 bytes of A a row for AMX's int8
+    tile op, 1 for a vector FMA (no dot) or a vector add (no reduce: a reduction loop adds a
+    row a step)."""
+    return target_info(target).longest_contraction(buffers, opcode)
 
 
 def _widest(module: Module) -> TensorType:
@@ -563,10 +563,11 @@ def _preferred(target: TargetDef, module: Module, options: list) -> list:
     found = contraction(module)
     # element-wise work: the rows its instructions write (a dot's rows are the accumulator's:
     # AMX's f32 dot is outer products into one register row, though tdpbf16ps writes 16)
-    q = (None if found else kernel_rows(target, module)) or _natural_rows(target, root, module)
+    buffers = _accumulators(target, module, found, root)
+    q = (None if found else kernel_rows(target, module)) or _natural_rows(target, buffers)
     k_full = found[1] if found else None
     kind = found[0].opcode if found else "dot"
-    k_nat = _natural_contraction(target, root, kind, module)
+    k_nat = _natural_contraction(target, buffers, kind)
     if kind == "dot":  # a vector FMA's steps of Q rows
         k_nat = max(q, k_nat)
     order = cut_dimensions(module)
