@@ -8,6 +8,7 @@ import hashlib
 import importlib
 import json
 import statistics
+from collections import Counter
 import sys
 import time
 from pathlib import Path
@@ -163,6 +164,54 @@ def print_table(title: str, columns: list[str], rows: list[list], right: set[int
         print(fmt(r))
 
 
+def markdown_table(columns: list[str], rows: list[list]) -> str:
+    """A table as docs/performance.md holds them."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    return "\n".join(lines + ["| " + " | ".join("" if c is None else str(c) for c in r) + " |" for r in rows])
+
+
+def write_section(script: str, title: str, body: str) -> None:
+    """Replace (or append) the section of docs/performance.md between ``script``'s markers
+    (``<!-- bench/x.py -->`` ... ``<!-- end bench/x.py -->``)."""
+    doc = ROOT / "docs" / "performance.md"
+    start, end = f"<!-- {script} -->", f"<!-- end {script} -->"
+    text = doc.read_text()
+    block = f"{start}\n## {title}\n\n{body}\n{end}"
+    if start in text and end in text:
+        text = text[:text.index(start)] + block + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    doc.write_text(text)
+
+
+def profile_row(target: str, texts: list[str]) -> list:
+    """The draw of one target: each operator with the number of nodes using it, the element
+    types and shapes of the values, and the node counts (entry instructions, calls inlined)."""
+    from runtime_skeleton.hlo import parse_module
+    from runtime_skeleton.ir.inline import inline_calls
+    from runtime_skeleton.ir.types import TensorType
+
+    ops: Counter = Counter()
+    dtypes: Counter = Counter()
+    shapes: Counter = Counter()
+    nodes = []
+    for text in texts:
+        comp = inline_calls(parse_module(text, "<kernel>")).entry_computation
+        nodes.append(len(comp.instructions))
+        ops.update({i.opcode for i in comp.instructions if i.opcode not in ("parameter", "constant")})
+        for i in comp.instructions:
+            if isinstance(i.type, TensorType) and i.type.rank:
+                dtypes[i.type.dtype.name] += 1
+                shapes["x".join(map(str, i.type.shape))] += 1
+    top = lambda c, n: ", ".join(f"{k} {v}" for k, v in c.most_common(n))  # noqa: E731
+    nodes.sort()
+    return [target, top(ops, 20), top(dtypes, 4), top(shapes, 6),
+            f"{nodes[0]}/{nodes[len(nodes) // 2]}/{nodes[-1]}" if nodes else ""]
+
+
+PROFILE_COLUMNS = ["target", "operators", "types", "shapes", "nodes min/median/max"]
+
+
 def progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
@@ -173,13 +222,16 @@ def percentile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
-def campaign_args(description: str, n: int, jobs: int) -> argparse.Namespace:
+def campaign_args(description: str, n: int, jobs: int, write: bool = False) -> argparse.Namespace:
     """The options of a per-target campaign of random kernels: --targets, --n, --seed, --jobs,
-    --timeout (the fuzzer's default budget, 10 s)."""
+    --timeout (the fuzzer's default budget, 10 s); with ``write``, --write (the tables into
+    docs/performance.md)."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--targets", nargs="+", default=["gemmini", "amx"])
     ap.add_argument("--n", type=int, default=n)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=jobs)
     ap.add_argument("--timeout", type=float, default=10.0, help="compile time limit per kernel (s)")
+    if write:
+        ap.add_argument("--write", action="store_true", help="write the tables into docs/performance.md")
     return ap.parse_args()

@@ -18,15 +18,11 @@ from __future__ import annotations
 
 import multiprocessing
 import random
-from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
-from _common import campaign_args, percentile, print_table, progress, provenance
+from _common import PROFILE_COLUMNS, campaign_args, percentile, print_table, profile_row, progress, provenance
 
 from runtime_skeleton.fuzz.run import VERIFIED, check_kernel
-from runtime_skeleton.hlo import parse_module
-from runtime_skeleton.ir.inline import inline_calls
-from runtime_skeleton.ir.types import TensorType
 
 DIMS = (16, 32)
 
@@ -128,27 +124,6 @@ def _job(job: tuple) -> tuple[int, str, object]:
     return seed, text, check_kernel(target, text, seed, timeout, text.count(" = "))
 
 
-def profile_row(target: str, texts: list[str]) -> list:
-    """The draw of one target: each operator with the number of kernels using it, the element
-    types and shapes of the values, and the node counts (entry instructions, calls inlined)."""
-    ops: Counter = Counter()
-    dtypes: Counter = Counter()
-    shapes: Counter = Counter()
-    nodes = []
-    for text in texts:
-        comp = inline_calls(parse_module(text, "<jax>")).entry_computation
-        nodes.append(len(comp.instructions))
-        ops.update({i.opcode for i in comp.instructions if i.opcode not in ("parameter", "constant")})
-        for i in comp.instructions:
-            if isinstance(i.type, TensorType) and i.type.rank:
-                dtypes[i.type.dtype.name] += 1
-                shapes["x".join(map(str, i.type.shape))] += 1
-    top = lambda c, n: ", ".join(f"{k} {v}" for k, v in c.most_common(n))  # noqa: E731
-    nodes.sort()
-    return [target, top(ops, 20), top(dtypes, 4), top(shapes, 6),
-            f"{nodes[0]}/{nodes[len(nodes) // 2]}/{nodes[-1]}" if nodes else ""]
-
-
 def main() -> None:
     args = campaign_args(__doc__.splitlines()[0], n=20, jobs=2)
     print(provenance())
@@ -173,7 +148,7 @@ def main() -> None:
                 ["target", "kernels", "verified", "refused < 1 s", "not compiled", "wrong", "compile p50 s",
                  "compile p95 s", "HLO lines"], rows)
     print_table("The draw: operators (kernels using each), element types and shapes (values), nodes",
-                ["target", "operators", "types", "shapes", "nodes min/median/max"], profiles, right={4})
+                PROFILE_COLUMNS, profiles, right={4})
     if misses:
         print_table("Kernels not compiled", ["target", "seed", "HLO lines", "s", "why"], misses)
 

@@ -18,7 +18,7 @@ import re
 import time
 
 import numpy as np
-from _common import ROOT, backend, one_line, print_table, provenance
+from _common import backend, markdown_table, one_line, print_table, provenance, write_section
 
 
 def _kernels():
@@ -94,19 +94,6 @@ COLUMNS = ["kernel", "compile s", "executed", "model cycles", "measured cycles",
            "native µs", "XLA:CPU µs", "numpy µs", "native vs reference"]
 
 
-def write_section(title: str, body: str) -> None:
-    """Replace (or append) the section of docs/performance.md between this script's markers."""
-    doc = ROOT / "docs" / "performance.md"
-    start, end = "<!-- bench/native.py -->", "<!-- end bench/native.py -->"
-    text = doc.read_text()
-    block = f"{start}\n## {title}\n\n{body}\n{end}"
-    if start in text and end in text:
-        text = text[:text.index(start)] + block + text[text.index(end) + len(end):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    doc.write_text(text)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -118,13 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     where = provenance()
     print_table(f"Native runs on {args.target} ({where})", COLUMNS, rows, right=set(range(1, 9)))
     if args.write:
-        lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-        lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-        write_section(f"Native runs on {args.target}",
+        write_section("bench/native.py", f"Native runs on {args.target}",
                       f"`python bench/native.py --target {args.target} --write`, {where}, "
                       f"{time.strftime('%Y-%m-%d')}. Kernels alone (inputs in place), one core; model cycles from "
                       "the timing model, measured cycles = seconds x the clock /proc/cpuinfo reports.\n\n"
-                      + "\n".join(lines) + "\n")
+                      + markdown_table(COLUMNS, rows) + "\n")
     return 0 if all(r[-1] == "ok" or r[2] == "" for r in rows) else 1
 
 
