@@ -367,6 +367,26 @@ def test_the_dtype_filter_reads_deep_results():
     assert not admit(View({}), Term("negate", f, (bad,), {}))  # gemmini has no f32 x f32 dot
 
 
+def test_the_dtype_filter_drops_dots_by_a_unit_one():
+    """An outer product (contraction 1) that no instruction's dot computes is admitted (it
+    becomes a multiply), but not one by the constant 1 (the identity rules' eye(1) on a
+    column): that becomes x * 1 = x, nodes and nothing else."""
+    from runtime_skeleton.ir.dtypes import DTYPES
+    from runtime_skeleton.ir.types import TensorType
+    from runtime_skeleton.isel.axioms import matrix
+    from runtime_skeleton.isel.phase1 import default_rules, signature_filter
+    from runtime_skeleton.isel.terms import Term, View
+
+    f = DTYPES["f32"]
+    col, row = TensorType(f, (16, 1)), TensorType(f, (1, 16))
+    dims = {"lhs_contracting_dims": (1,), "rhs_contracting_dims": (0,)}
+    admit = signature_filter(default_rules(target("gemmini"))[1])  # no f32 dot on gemmini
+    x = Term("input", col, (), {"index": 0})
+    outer = Term("dot", TensorType(f, (16, 16)), (x, Term("input", row, (), {"index": 1})), dims)
+    by_one = Term("dot", col, (x, matrix("eye", (1, 1), f)), dims)
+    assert admit(View({}), outer) and not admit(View({}), by_one)
+
+
 def test_a_result_thousands_of_levels_deep_enters_the_egraph():
     """concat-strided-store chains one store per column block: a concatenation of a
     thousand blocks is a term thousands of levels deep, added children first."""

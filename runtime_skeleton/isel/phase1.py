@@ -95,7 +95,8 @@ def signature_filter(patterns: list[Pattern]) -> Admit:
     reduction or a broadcast as a matmul) with dtypes no instruction's dot has can never
     become an instruction, so it is not added. A dot keeps its (lhs, rhs, result) dtypes
     under every axiom (splits, transposes, commutation) except the outer product, which
-    needs a contraction of size 1 and turns it into a multiply. (Not so for copies: a
+    needs a contraction of size 1 and turns it into a multiply (but for a dot by the constant
+    1, the identity rules' eye(1) on a column: x * 1 is x again). (Not so for copies: a
     pattern's copy matches modulo views, so a copy of bytes can be an instruction's copy of
     words.) Dropping rewrites cannot make phase 1 unsound."""
     sigs = instruction_dots(patterns, converted=True)
@@ -112,12 +113,22 @@ def signature_filter(patterns: list[Pattern]) -> Admit:
             if x.op == "dot":
                 a, b = x.args
                 if (ty(a).dtype.name, ty(b).dtype.name, x.type.dtype.name) not in sigs and \
-                        math.prod(ty(a).shape[d] for d in dot_dims(x)[1]) != 1:  # type: ignore[arg-type]
+                        (math.prod(ty(a).shape[d] for d in dot_dims(x)[1]) != 1  # type: ignore[arg-type]
+                         or _unit_one(a) or _unit_one(b)):
                     return False
             stack.extend(x.args)
         return True
 
     return admit
+
+
+def _unit_one(t: Term | Class) -> bool:
+    """Whether ``t`` is the constant 1 of one element (the identity matmul rules' eye(1)): a
+    dot by it that no instruction computes only becomes, as an outer product, x * 1 = x."""
+    if not isinstance(t, Term) or t.op != "constant":
+        return False
+    arr = t.attrs["literal"].array
+    return arr.size == 1 and arr.item() == 1
 
 
 def _materialize_constants() -> Rule:
