@@ -89,6 +89,18 @@ def save_arrays(path: str, arrays: Mapping[str, np.ndarray]) -> None:
         np.savez(f, **{k: storable(v) for k, v in arrays.items()})
 
 
+def integer_inputs(param_types: Sequence[Type], seed: int, limit: int = 2) -> list[np.ndarray]:
+    """Deterministic random inputs whose floats are small integers (in [-limit, limit]):
+    sums and products of them are exact while they stay within the type's integers, in any
+    order. Integer and pred inputs as ``random_inputs``."""
+    rng = np.random.default_rng(seed)
+    out = random_inputs(param_types, seed)
+    for k, t in enumerate(_tensor_types(param_types)):
+        if t.dtype.is_float:
+            out[k] = rng.integers(-limit, limit, size=t.shape, endpoint=True).astype(t.dtype.np)
+    return out
+
+
 def random_inputs(param_types: Sequence[Type], seed: int) -> list[np.ndarray]:
     """Deterministic random inputs: floats ~ N(0, 1); signed ints in [-10, 10] and
     unsigned in [0, 20] (small, so products and short sums do not overflow); pred
