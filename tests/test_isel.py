@@ -387,6 +387,22 @@ def test_the_dtype_filter_drops_dots_by_a_unit_one():
     assert admit(View({}), outer) and not admit(View({}), by_one)
 
 
+def test_matmul_kernels_start_with_the_cheap_rules():
+    """A kernel of nothing but dots an instruction's dot computes (AMX K1: u8 x s8 through
+    converts) has nothing for the lowering rules to lower; one with an addition (Gemmini adds
+    cheaper as matmuls) or with a dot no instruction computes (f32 on AMX) keeps them first."""
+    from runtime_skeleton.isel.phase1 import _matmuls_only, target_facts
+
+    root = pathlib.Path(__file__).resolve().parent.parent / "examples" / "kernels"
+    amx, gemmini = target("amx"), target("gemmini")
+
+    def only(t, name):  # noqa: ANN001, ANN202
+        return _matmuls_only(parse_module((root / f"{name}.hlo").read_text()), target_facts(t).dots)
+
+    assert only(amx, "amx_k1") and only(gemmini, "gemmini_gemm")
+    assert not only(gemmini, "gemmini_add") and not only(amx, "amx_k3")
+
+
 def test_a_result_thousands_of_levels_deep_enters_the_egraph():
     """concat-strided-store chains one store per column block: a concatenation of a
     thousand blocks is a term thousands of levels deep, added children first."""

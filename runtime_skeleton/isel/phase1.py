@@ -374,7 +374,8 @@ class InstructionSelector:
         deadline = budget.after(self.limits.timeout)
         seen: set[tuple] = set()
         cheap_first = [r for r in self.rules if not is_expansive(r)]
-        if self.limits.tiles_first is False:
+        if self.limits.tiles_first is False or (self.limits.tiles_first is None and _matmuls_only(
+                self.module, target_facts(self.target).dots)):
             yield from self._rounds(cheap_first, seen, deadline, stop, None, room)
             return
         lowering_first = [r for r in self.rules if not is_split(r)]
@@ -513,6 +514,36 @@ class InstructionSelector:
             why += (" (extraction explored only part of the e-graph's (class, buffer) requirements before its"
                     " time or size limit)")
         return f"no pii graph for {self.target.name}: " + why, refusal
+
+
+# views and wiring: what the lowering rules leave as it is
+_VIEWS = frozenset({"parameter", "constant", "iota", "reshape", "bitcast-convert", "copy", "transpose", "slice",
+                    "concatenate", "convert", "tuple", "get-tuple-element"})
+
+
+def _matmuls_only(module: Module, dots: frozenset[tuple[str, str, str]]) -> bool:
+    """Whether the kernel computes nothing but dots that an instruction's dot computes in
+    their operand types (an operand's type before a convert included: AMX's K1 reads
+    convert(u8) and convert(s8)), besides views: then the lowering rules (negations,
+    broadcasts, additions as matmuls) have nothing to lower, and phase 1 starts with the
+    cheap rules (Gemmini's additions are cheaper as matmuls: a kernel with one keeps them)."""
+    comp = module.entry_computation
+
+    def read(name: str) -> set[str]:
+        ins = comp[name]
+        own = {ins.tensor_type.dtype.name}
+        return own | {comp[ins.operands[0]].tensor_type.dtype.name} if ins.opcode == "convert" else own
+
+    found = False
+    for i in comp.instructions:
+        if i.opcode == "dot":
+            lhs, rhs, r = read(i.operands[0]), read(i.operands[1]), i.tensor_type.dtype.name
+            if not any((x, y, r) in dots for x in lhs for y in rhs):
+                return False
+            found = True
+        elif i.opcode not in _VIEWS:
+            return False
+    return found
 
 
 def _not_views(module: Module, inputs: list[TensorType], outputs: list[TensorType]) -> tuple[bool, ...]:
