@@ -36,7 +36,7 @@ from .isa_rules import Pattern, isa_rules, narrowest_stores, store_writes
 from .rules import Admit, Rule, SaturationStats, run_rules
 from .tensor_egraph import TensorEGraph
 from .pretile import pretile
-from .tiles import Tiles, instruction_dots, instruction_tiles, permuted_bytes, tile_split_rule
+from .tiles import Tiles, instruction_dot_reads, instruction_dots, instruction_tiles, permuted_bytes, tile_split_rule
 from .terms import IDENTITY_OPS, PII_PREFIX, Class, ENode, Term, View
 
 
@@ -528,17 +528,10 @@ def _matmuls_only(module: Module, dots: frozenset[tuple[str, str, str]]) -> bool
     broadcasts, additions as matmuls) have nothing to lower, and phase 1 starts with the
     cheap rules (Gemmini's additions are cheaper as matmuls: a kernel with one keeps them)."""
     comp = module.entry_computation
-
-    def read(name: str) -> set[str]:
-        ins = comp[name]
-        own = {ins.tensor_type.dtype.name}
-        return own | {comp[ins.operands[0]].tensor_type.dtype.name} if ins.opcode == "convert" else own
-
     found = False
     for i in comp.instructions:
         if i.opcode == "dot":
-            lhs, rhs, r = read(i.operands[0]), read(i.operands[1]), i.tensor_type.dtype.name
-            if not any((x, y, r) in dots for x in lhs for y in rhs):
+            if not instruction_dot_reads(comp, i, dots):
                 return False
             found = True
         elif i.opcode not in _VIEWS:

@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import z3
 
+from ..ir.graph import Computation, Instruction
 from ..ir.ops import DATA_MOVEMENT, ELEMENTWISE
 from .axioms import Arg, Make, dot_dims, free_dims, kids, unbatched_dot
 from .isa_rules import Pattern
@@ -94,6 +95,20 @@ def instruction_dots(patterns: Sequence[Pattern], converted: bool = False) -> fr
                 for a, b in itertools.product(*(_dtypes(p, k, converted) for k in n.children)):
                     sigs |= {(a, b, n.dtype), (b, a, n.dtype)}
     return frozenset(sigs)
+
+
+def instruction_dot_reads(comp: Computation, dot: Instruction, dots: frozenset[tuple[str, str, str]]) -> bool:
+    """Whether an instruction's dot (``dots``: ``instruction_dots``) reads the operand types of
+    ``dot``, an instruction of ``comp``, an operand's type before a convert included (AMX's
+    int8 dot reads convert(s8) operands of an s32 dot; no instruction reads f32, its tile dot
+    reading bf16)."""
+    def held(name: str) -> set[str]:  # its own type, and its operand's before a convert
+        ins = comp[name]
+        own = {ins.tensor_type.dtype.name}
+        return own | {comp[ins.operands[0]].tensor_type.dtype.name} if ins.opcode == "convert" else own
+
+    r = dot.tensor_type.dtype.name
+    return any((x, y, r) in dots for x in held(dot.operands[0]) for y in held(dot.operands[1]))
 
 
 def _dtypes(p: Pattern, i: int, converted: bool) -> set[str]:

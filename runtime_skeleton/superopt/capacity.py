@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import math
 
-from ..ir.graph import Computation, Instruction, Module
+from ..ir.graph import Instruction, Module
 from ..ir.types import TensorType
 from ..isel.phase1 import target_facts
+from ..isel.tiles import instruction_dot_reads
 from ..target import TargetDef
 from ..target_info import CONTRACTING, DATA_OPS, Op, target_info
 
@@ -64,9 +65,7 @@ def outer_products(target: TargetDef, module: Module, dot: Instruction) -> bool:
     comp = module.entry_computation
     dims = dot.attrs.get("lhs_contracting_dims", ())
     length = math.prod(comp[dot.operands[0]].tensor_type.shape[d] for d in dims)
-    lhs, rhs = (_read_dtypes(comp, comp[o]) for o in dot.operands[:2])
-    dots, r = target_facts(target).dots, dot.type.dtype.name
-    return length > 1 and not any((x, y, r) in dots for x in lhs for y in rhs)
+    return length > 1 and not instruction_dot_reads(comp, dot, target_facts(target).dots)
 
 
 def multiply_add_buffers(target: TargetDef, dtype: str) -> list[str]:
@@ -75,9 +74,3 @@ def multiply_add_buffers(target: TargetDef, dtype: str) -> list[str]:
     matmul: ``vpmulld`` and ``vpaddd`` into zmm, though its tile dot writes s32 into tmm)."""
     table = target_info(target).computes
     return sorted(set(table.get(("multiply", dtype, True), {})) & set(table.get(("add", dtype, True), {})))
-
-
-def _read_dtypes(comp: Computation, ins: Instruction) -> set[str]:
-    """The dtypes ``ins`` holds its value in: its own, and its operand's before a convert."""
-    own = {ins.tensor_type.dtype.name}
-    return own | {comp[ins.operands[0]].tensor_type.dtype.name} if ins.opcode == "convert" else own
