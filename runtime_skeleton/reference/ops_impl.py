@@ -558,6 +558,20 @@ def _accumulator(result: DType, *operands: np.ndarray) -> DType:
     return result
 
 
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Batched a @ b; a float one as a left fold over the contraction, each product and sum
+    rounded in the accumulator type. BLAS's order depends on the machine's kernels and on
+    where a row lies in its blocks (AMD's AVX2 sgemm rounds a row of dot(reverse(x), y)
+    otherwise than the same row of dot(x, y)), and numpy sums a strided operand in a loop
+    of its own: the reference's bits then depended on the machine and on views."""
+    if a.dtype.kind != "f" or a.shape[-1] == 0:
+        return np.matmul(a, b)
+    out = a[:, :, 0, None] * b[:, None, 0, :]
+    for k in range(1, a.shape[-1]):
+        out = out + a[:, :, k, None] * b[:, None, k, :]
+    return out
+
+
 @_register("dot")
 def _dot(inst, ops, ctx):
     lhs, rhs = (np.asarray(o) for o in ops)
@@ -573,7 +587,7 @@ def _dot(inst, ops, ctx):
     k = math.prod(lhs.shape[d] for d in lc)
     a = convert_array(lhs, acc).transpose(lb + tuple(lf) + lc).reshape(math.prod(batch), m, k)
     b = convert_array(rhs, acc).transpose(rb + rc + tuple(rf)).reshape(math.prod(batch), k, n)
-    out = np.matmul(a, b)
+    out = _matmul(a, b)
     shape = batch + [lhs.shape[d] for d in lf] + [rhs.shape[d] for d in rf]
     return convert_array(out.reshape(shape), result)
 
@@ -742,7 +756,8 @@ def _reduce(inst, ops, ctx):
     combine, op = _combiner(ctx, str(inst.attrs["to_apply"]), types, shape)
     if op and count and _numpy_reduce_exact_enough(op, flat[0].dtype):
         ufunc = _MONOIDS[op]
-        out = [ufunc(inits[0], ufunc.reduce(flat[0], axis=-1, dtype=flat[0].dtype))]
+        # contiguous: numpy sums a strided axis in another order (a view's bits would differ)
+        out = [ufunc(inits[0], ufunc.reduce(np.ascontiguousarray(flat[0]), axis=-1, dtype=flat[0].dtype))]
     else:
         out = [np.broadcast_to(i, shape).astype(t.dtype.np) for i, t in zip(inits, types)]
         for k in range(count):
