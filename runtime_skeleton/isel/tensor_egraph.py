@@ -13,6 +13,7 @@ from .terms import Class, ENode, Term, View
 
 class TensorEGraph:
     def __init__(self) -> None:
+        budget.spend("egraph")
         self.g = EGraph()
         self._keys: dict[tuple, str] = {}
         self._seen: dict[tuple, str] = {}  # (type with its layout, attribute items) -> key: _key's fast path
